@@ -1,0 +1,59 @@
+# kcache build targets. `make test` is the one command that proves the tree is good.
+
+GO        ?= go
+BIN       := $(CURDIR)/bin
+PKGS      := ./...
+STATICCHECK_VERSION := v0.8.2
+GOIMPORTS_VERSION   := v0.52.0
+FUZZTIME  ?= 10s
+BENCHTIME ?= 1s
+
+.PHONY: all test vet lint fmt bench fuzz cover example integration tools clean
+
+all: test
+
+## test: go vet, then every unit test of the main module under the race detector.
+test: vet
+	$(GO) test -race -count=1 $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+## lint: gofmt/goimports must have nothing to say, staticcheck must pass.
+lint: tools
+	@out="$$($(BIN)/goimports -l -local github.com/kcache/cache $$(git ls-files '*.go'))"; \
+	if [ -n "$$out" ]; then echo "goimports would change:"; echo "$$out"; exit 1; fi
+	$(BIN)/staticcheck $(PKGS)
+
+## fmt: rewrite files with goimports.
+fmt: tools
+	$(BIN)/goimports -w -local github.com/kcache/cache $$(git ls-files '*.go')
+
+tools: $(BIN)/staticcheck $(BIN)/goimports
+
+$(BIN)/staticcheck:
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+$(BIN)/goimports:
+	GOBIN=$(BIN) $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
+
+## bench: every Go benchmark of the main module, with allocations.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## fuzz: a short run of every fuzz target (FUZZTIME each).
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## cover: unit tests with a coverage profile and a per-function summary.
+cover:
+	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
+	$(GO) tool cover -func=coverage.out | tail -1
+
+clean:
+	rm -rf $(BIN) coverage.out
