@@ -68,11 +68,14 @@ func (noopInformerMetricsProvider) NewStoreResourceVersionMetric(InformerNameAnd
 	return noopMetric{}
 }
 
-// informerMetricsProvider is the process-wide provider: noop until SetInformerMetricsProvider.
-var informerMetricsProvider = struct {
+// informerMetricsProviderState holds the process-wide provider: noop until
+// SetInformerMetricsProvider.
+type informerMetricsProviderState struct {
 	once     sync.Once
 	provider atomic.Value // of informerMetricsProviderBox
-}{}
+}
+
+var informerMetricsProvider = &informerMetricsProviderState{}
 
 type informerMetricsProviderBox struct{ InformerMetricsProvider }
 
