@@ -1,0 +1,119 @@
+// Package ring provides Ring, a generic FIFO queue on a circular buffer that grows when full and
+// shrinks again once drained.
+package ring
+
+// defaultMinCapacity is the smallest capacity of a Ring created without New.
+const defaultMinCapacity = 16
+
+// Ring is a first-in first-out queue stored in a circular slice. Push doubles the slice when it
+// is full; Pop halves it once at most a quarter is in use, but never below the capacity given
+// to New. The gap between the two thresholds keeps a queue that hovers around one size from
+// resizing on every operation, so Push and Pop cost amortised O(1), and a queue that once held
+// a large burst gives that memory back as it drains (client-go's buffer.RingGrowing never
+// shrinks).
+//
+// Popped slots are cleared, so the Ring does not keep popped values reachable.
+//
+// The zero value is an empty Ring with a minimum capacity of 16. A Ring is not safe for
+// concurrent use; guard it with a mutex.
+type Ring[T any] struct {
+	buf  []T // len(buf) is the capacity, a power of two once allocated
+	head int // index of the oldest element
+	n    int // number of elements
+	min  int // capacity never shrinks below this
+}
+
+// New returns an empty Ring that allocates minCapacity slots on first Push (rounded up to a
+// power of two) and never shrinks below that. A minCapacity below 1 means 16.
+func New[T any](minCapacity int) *Ring[T] {
+	r := &Ring[T]{}
+	r.min = roundUp(minCapacity)
+	return r
+}
+
+// roundUp returns the smallest power of two >= n, or defaultMinCapacity for n < 1.
+func roundUp(n int) int {
+	if n < 1 {
+		return defaultMinCapacity
+	}
+	c := 1
+	for c < n {
+		c <<= 1
+	}
+	return c
+}
+
+func (r *Ring[T]) minCapacity() int {
+	if r.min == 0 {
+		r.min = defaultMinCapacity
+	}
+	return r.min
+}
+
+// Len returns the number of queued elements. O(1).
+func (r *Ring[T]) Len() int {
+	return r.n
+}
+
+// Cap returns the number of slots currently allocated. O(1).
+func (r *Ring[T]) Cap() int {
+	return len(r.buf)
+}
+
+// Push appends v at the tail. Amortised O(1); O(Len) when it grows.
+func (r *Ring[T]) Push(v T) {
+	if r.n == len(r.buf) {
+		size := 2 * len(r.buf)
+		if size == 0 {
+			size = r.minCapacity()
+		}
+		r.resize(size)
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.n++
+}
+
+// Pop removes and returns the oldest element; ok is false if the Ring is empty. Amortised
+// O(1); O(Len) when it shrinks.
+func (r *Ring[T]) Pop() (v T, ok bool) {
+	if r.n == 0 {
+		return v, false
+	}
+	var zero T
+	v = r.buf[r.head]
+	r.buf[r.head] = zero
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	if half := len(r.buf) / 2; r.n <= len(r.buf)/4 && half >= r.minCapacity() {
+		r.resize(half)
+	}
+	return v, true
+}
+
+// Peek returns the oldest element without removing it; ok is false if the Ring is empty. O(1).
+func (r *Ring[T]) Peek() (v T, ok bool) {
+	if r.n == 0 {
+		return v, false
+	}
+	return r.buf[r.head], true
+}
+
+// Reset drops every element and releases the buffer. O(1).
+func (r *Ring[T]) Reset() {
+	r.buf, r.head, r.n = nil, 0, 0
+}
+
+// resize moves the elements, in order, to a new slice of the given power-of-two size.
+func (r *Ring[T]) resize(size int) {
+	buf := make([]T, size)
+	if r.n > 0 {
+		end := r.head + r.n
+		if end <= len(r.buf) {
+			copy(buf, r.buf[r.head:end])
+		} else {
+			k := copy(buf, r.buf[r.head:])
+			copy(buf[k:], r.buf[:end-len(r.buf)])
+		}
+	}
+	r.buf, r.head = buf, 0
+}
