@@ -74,3 +74,154 @@ type Indexers map[string]IndexFunc
 
 // Indices maps index names to their contents.
 type Indices map[string]index
+
+// errIndexNotFound is client-go's error for an index name no IndexFunc was registered under.
+// The text is kept as client-go has it because callers match on it.
+func errIndexNotFound(indexName string) error {
+	//nolint:staticcheck // ST1005: client-go's capitalised text, kept for compatibility.
+	return fmt.Errorf("Index with name %s does not exist", indexName)
+}
+
+// indexerSet is an immutable snapshot of a store's index functions. Positions are stable: a
+// store keeps, for every object, the values computed by funcs[i] at position i of its cached
+// values, and AddIndexers only ever appends.
+type indexerSet struct {
+	names []string
+	funcs []IndexFunc
+	pos   map[string]int
+}
+
+// newIndexerSet returns the set holding indexers, in sorted name order. Nil functions are
+// rejected.
+func newIndexerSet(indexers Indexers) (*indexerSet, error) {
+	s := &indexerSet{pos: make(map[string]int, len(indexers))}
+	return s.with(indexers)
+}
+
+// with returns a new set holding s's functions followed by added's (sorted by name). It fails
+// with client-go's "indexer conflict" error when a name is already in s, and for a nil
+// function. s is not modified.
+func (s *indexerSet) with(added Indexers) (*indexerSet, error) {
+	conflict := sets.New[string]()
+	var nilFuncs []string
+	for name, f := range added {
+		if _, ok := s.pos[name]; ok {
+			conflict.Insert(name)
+		}
+		if f == nil {
+			nilFuncs = append(nilFuncs, name)
+		}
+	}
+	if conflict.Len() > 0 {
+		return nil, fmt.Errorf("indexer conflict: %v", conflict)
+	}
+	if len(nilFuncs) > 0 {
+		return nil, fmt.Errorf("cache: nil IndexFunc for indices %q", sets.List(sets.New(nilFuncs...)))
+	}
+	n := len(s.names) + len(added)
+	out := &indexerSet{
+		names: make([]string, 0, n),
+		funcs: make([]IndexFunc, 0, n),
+		pos:   make(map[string]int, n),
+	}
+	out.names = append(out.names, s.names...)
+	out.funcs = append(out.funcs, s.funcs...)
+	for _, name := range sets.List(sets.KeySet(added)) {
+		out.names = append(out.names, name)
+		out.funcs = append(out.funcs, added[name])
+	}
+	for i, name := range out.names {
+		out.pos[name] = i
+	}
+	return out, nil
+}
+
+// indexers returns a fresh Indexers map with every function of the set.
+func (s *indexerSet) indexers() Indexers {
+	out := make(Indexers, len(s.names))
+	for i, name := range s.names {
+		out[name] = s.funcs[i]
+	}
+	return out
+}
+
+// values computes the index values of obj for every function of the set, starting at position
+// from (earlier positions are left nil). A nil obj has no values. It calls user code and must
+// not run under a store lock when that can be avoided. The error names the key and the index.
+func (s *indexerSet) values(key string, obj interface{}, from int) ([][]string, error) {
+	if obj == nil || len(s.funcs) == from {
+		return nil, nil
+	}
+	vals := make([][]string, len(s.funcs))
+	for i := from; i < len(s.funcs); i++ {
+		v, err := s.funcs[i](obj)
+		if err != nil {
+			return nil, fmt.Errorf("cache: unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
+// indexValuesAt returns vals[i], or nil when vals holds fewer positions (an object stored
+// before an indexer existed, or a nil object).
+func indexValuesAt(vals [][]string, i int) []string {
+	if i < len(vals) {
+		return vals[i]
+	}
+	return nil
+}
+
+// sameValues reports whether a and b hold the same values in the same order.
+func sameValues(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// insert records that the object stored under key has indexValue.
+func (idx index) insert(indexValue, key string) {
+	set := idx[indexValue]
+	if set == nil {
+		set = sets.Set[string]{}
+		idx[indexValue] = set
+	}
+	set.Insert(key)
+}
+
+// remove forgets that the object stored under key has indexValue. A value left without keys
+// is dropped, so short-lived values do not accumulate empty sets (kubernetes issue 84959).
+func (idx index) remove(indexValue, key string) {
+	set := idx[indexValue]
+	if set == nil {
+		return
+	}
+	set.Delete(key)
+	if len(set) == 0 {
+		delete(idx, indexValue)
+	}
+}
+
+// moveIndexEntries moves key's entries in indices from the values old to the values next (either
+// may be nil). An index whose values did not change is not touched, the common case of an
+// update that keeps the object's namespace, labels and so on.
+func moveIndexEntries(indices []index, key string, old, next [][]string) {
+	for i, idx := range indices {
+		o, n := indexValuesAt(old, i), indexValuesAt(next, i)
+		if sameValues(o, n) {
+			continue
+		}
+		for _, v := range o {
+			idx.remove(v, key)
+		}
+		for _, v := range n {
+			idx.insert(v, key)
+		}
+	}
+}

@@ -1,5 +1,18 @@
 package cache
 
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kcache/cache/internal/features"
+)
+
 // ThreadSafeStore is the concurrent, indexed map underneath Store and Indexer. Unlike them it is
 // keyed by the caller: every write names the key explicitly.
 //
@@ -44,4 +57,545 @@ type ThreadSafeStoreWithTransaction interface {
 type ThreadSafeStoreTransaction struct {
 	Transaction
 	Key string
+}
+
+// ThreadSafeStoreOption configures a ThreadSafeStore made by NewThreadSafeStore.
+type ThreadSafeStoreOption = func(*threadSafeMap)
+
+// WithThreadSafeStoreMetrics makes the store publish its latest resource version under
+// identifier, through metricsProvider or, when metricsProvider is nil, through the provider set
+// with SetInformerMetricsProvider. Nothing is published unless identifier is Reserved.
+func WithThreadSafeStoreMetrics(identifier InformerNameAndResource, metricsProvider InformerMetricsProvider) ThreadSafeStoreOption {
+	return func(c *threadSafeMap) {
+		c.metrics = newStoreMetrics(identifier, metricsProvider)
+	}
+}
+
+// NewThreadSafeStore returns an empty ThreadSafeStore indexed by indexers. The store copies
+// indexers: AddIndexers never writes to the caller's map (client-go's does).
+//
+// indices is accepted for compatibility and its content is ignored: the store always starts
+// with empty indices, consistent with its empty content. NewThreadSafeStore panics if an
+// IndexFunc in indexers is nil, a programming error client-go only detects, by panicking, at
+// the first write.
+//
+// The returned store also implements ThreadSafeStoreWithTransaction. See threadSafeMap for how
+// it treats IndexFunc errors.
+func NewThreadSafeStore(indexers Indexers, indices Indices, opts ...ThreadSafeStoreOption) ThreadSafeStore {
+	return newThreadSafeMap(indexers, opts...)
+}
+
+func newThreadSafeMap(indexers Indexers, opts ...ThreadSafeStoreOption) *threadSafeMap {
+	set, err := newIndexerSet(indexers)
+	if err != nil {
+		panic(err)
+	}
+	c := &threadSafeMap{state: newStoreState(0, len(set.funcs))}
+	c.indexers.Store(set)
+	for _, opt := range opts {
+		opt(c)
+	}
+	if c.metrics == nil {
+		c.metrics = newStoreMetrics(InformerNameAndResource{}, nil)
+	}
+	return c
+}
+
+// threadSafeMap is the ThreadSafeStore of this package, and the storage under every Store and
+// Indexer it creates.
+//
+// Objects live in dense slices indexed through a key→slot map, so List and ListKeys are a
+// single copy, and each object's index values are cached next to it. Caching means an update
+// runs each IndexFunc once (on the new object) instead of twice, index values are computed
+// before the lock is taken, and a delete runs no user code at all. It also means that an object
+// modified in place after it was stored (which is forbidden) is still removed from exactly the
+// index entries it was added under.
+//
+// IndexFunc errors: client-go panics when an IndexFunc fails during a write. This store instead
+// rejects the write: every index value of the new object is computed before anything is
+// changed, and if one fails the object's key keeps its previous object and index entries (or
+// stays absent) and its resource version is not recorded. Store and Indexer methods return the
+// error; the ThreadSafeStore methods, which have no error result, report it through
+// utilruntime.HandleError. In Replace, only the failing objects are affected: each keeps its
+// previous state and the rest of the list is applied.
+type threadSafeMap struct {
+	// indexers is the current set of index functions. It is replaced only under mu (by
+	// AddIndexers) and loaded without mu by writers that compute index values before locking.
+	indexers atomic.Pointer[indexerSet]
+
+	// mu guards state, rv and gen.
+	mu    sync.RWMutex
+	state storeState
+	rv    string
+	// gen counts writes, so that AddIndexers can tell whether the content changed while it
+	// computed index values without the lock.
+	gen uint64
+
+	// metrics is never nil.
+	metrics *storeMetrics
+}
+
+var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
+
+// storeState is the content of a threadSafeMap: slot i holds keys[i], objs[i] and vals[i] (the
+// object's index values, by index position), and slots maps each key to its slot. indices[i]
+// is the index at position i of the store's indexerSet.
+type storeState struct {
+	slots   map[string]int
+	keys    []string
+	objs    []interface{}
+	vals    [][][]string
+	indices []index
+}
+
+func newStoreState(capacity, numIndices int) storeState {
+	s := storeState{
+		slots:   make(map[string]int, capacity),
+		keys:    make([]string, 0, capacity),
+		objs:    make([]interface{}, 0, capacity),
+		vals:    make([][][]string, 0, capacity),
+		indices: make([]index, numIndices),
+	}
+	for i := range s.indices {
+		s.indices[i] = index{}
+	}
+	return s
+}
+
+// put stores obj with its index values under key, moving the key's index entries.
+func (s *storeState) put(key string, obj interface{}, vals [][]string) {
+	if slot, ok := s.slots[key]; ok {
+		moveIndexEntries(s.indices, key, s.vals[slot], vals)
+		s.objs[slot] = obj
+		s.vals[slot] = vals
+		return
+	}
+	s.slots[key] = len(s.keys)
+	s.keys = append(s.keys, key)
+	s.objs = append(s.objs, obj)
+	s.vals = append(s.vals, vals)
+	moveIndexEntries(s.indices, key, nil, vals)
+}
+
+// remove deletes key and its index entries; the last slot moves into the freed one.
+func (s *storeState) remove(key string) {
+	slot, ok := s.slots[key]
+	if !ok {
+		return
+	}
+	moveIndexEntries(s.indices, key, s.vals[slot], nil)
+	delete(s.slots, key)
+	last := len(s.keys) - 1
+	if slot != last {
+		s.keys[slot], s.objs[slot], s.vals[slot] = s.keys[last], s.objs[last], s.vals[last]
+		s.slots[s.keys[slot]] = slot
+	}
+	// Clear the vacated slot so the backing arrays do not keep the object alive.
+	s.keys[last], s.objs[last], s.vals[last] = "", nil, nil
+	s.keys, s.objs, s.vals = s.keys[:last], s.objs[:last], s.vals[:last]
+	if c := cap(s.keys); c > 1024 && last < c/4 {
+		s.keys = append(make([]string, 0, 2*last), s.keys...)
+		s.objs = append(make([]interface{}, 0, 2*last), s.objs...)
+		s.vals = append(make([][][]string, 0, 2*last), s.vals...)
+	}
+}
+
+// Add is Update.
+func (c *threadSafeMap) Add(key string, obj interface{}) {
+	c.Update(key, obj)
+}
+
+// Update stores obj under key, replacing any previous object, and records obj's resource
+// version. A nil obj is stored but indexed under no value. If an IndexFunc fails, nothing
+// changes and the error goes to utilruntime.HandleError.
+func (c *threadSafeMap) Update(key string, obj interface{}) {
+	if err := c.update(key, obj); err != nil {
+		utilruntime.HandleError(err)
+	}
+}
+
+// update is Update returning the IndexFunc error.
+func (c *threadSafeMap) update(key string, obj interface{}) error {
+	set := c.indexers.Load()
+	vals, err := set.values(key, obj, 0)
+	if err != nil {
+		return err
+	}
+	rv, hasRV := rvFromObject(obj)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if vals, err = c.catchUpLocked(set, key, obj, vals); err != nil {
+		return err
+	}
+	c.state.put(key, obj, vals)
+	c.gen++
+	if hasRV {
+		c.setRVLocked(rv)
+	}
+	return nil
+}
+
+// catchUpLocked completes vals, computed with the indexer set, when AddIndexers added indices
+// since; this is the only place where index functions run under the lock, and it is rare.
+func (c *threadSafeMap) catchUpLocked(set *indexerSet, key string, obj interface{}, vals [][]string) ([][]string, error) {
+	cur := c.indexers.Load()
+	if cur == set || obj == nil {
+		return vals, nil
+	}
+	more, err := cur.values(key, obj, len(set.funcs))
+	if err != nil {
+		return nil, err
+	}
+	copy(more, vals)
+	return more, nil
+}
+
+// Delete removes key without recording a resource version.
+func (c *threadSafeMap) Delete(key string) {
+	c.DeleteWithObject(key, nil)
+}
+
+// DeleteWithObject removes key and, when obj is not nil and has metadata, records obj's
+// resource version. It calls no index function: the stored object's index values are cached.
+func (c *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
+	var rv string
+	var hasRV bool
+	if obj != nil {
+		rv, hasRV = rvFromObject(obj)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state.remove(key)
+	c.gen++
+	if hasRV {
+		c.setRVLocked(rv)
+	}
+}
+
+// Get returns the object stored under key. O(1).
+func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if slot, ok := c.state.slots[key]; ok {
+		return c.state.objs[slot], true
+	}
+	return nil, false
+}
+
+// List returns every stored object in no particular order. It is one allocation and one copy.
+func (c *threadSafeMap) List() []interface{} {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append(make([]interface{}, 0, len(c.state.objs)), c.state.objs...)
+}
+
+// ListKeys returns every key in no particular order.
+func (c *threadSafeMap) ListKeys() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append(make([]string, 0, len(c.state.keys)), c.state.keys...)
+}
+
+// Replace makes items the whole content and records resourceVersion. The new content and its
+// indices are built before the lock is taken; the lock is held only to swap them in, so
+// readers are not stalled by a relist. Objects whose IndexFunc fails keep their previous state
+// (see threadSafeMap) and are reported through utilruntime.HandleError.
+func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion string) {
+	keys := make([]string, 0, len(items))
+	objs := make([]interface{}, 0, len(items))
+	for k, obj := range items {
+		keys = append(keys, k)
+		objs = append(objs, obj)
+	}
+	if err := c.replace(keys, objs, resourceVersion); err != nil {
+		utilruntime.HandleError(err)
+	}
+}
+
+// replace is Replace from parallel key and object slices; a repeated key keeps its last
+// object. It returns the IndexFunc errors, joined.
+func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersion string) error {
+	set := c.indexers.Load()
+	next, failed, errs := buildStoreState(set, keys, objs)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.indexers.Load(); cur != set {
+		// AddIndexers ran meanwhile: rebuild with every index (rare).
+		next, failed, errs = buildStoreState(cur, keys, objs)
+	}
+	// Walk the failed slots from the highest down, so that a slot freed by remove is only
+	// refilled from a higher slot, which has already been handled.
+	for i := len(failed) - 1; i >= 0; i-- {
+		slot := failed[i]
+		key := next.keys[slot]
+		if old, ok := c.state.slots[key]; ok {
+			next.objs[slot], next.vals[slot] = c.state.objs[old], c.state.vals[old]
+			moveIndexEntries(next.indices, key, nil, next.vals[slot])
+		} else {
+			next.remove(key)
+		}
+	}
+	c.state = next
+	c.gen++
+	c.setRVLocked(resourceVersion)
+	return errors.Join(errs...)
+}
+
+// buildStoreState builds the content for keys and objs (a repeated key keeps its last object)
+// with set's indices. It runs index functions and takes no lock. The slots of objects whose
+// index values could not be computed are returned in increasing order, with one error each;
+// such slots hold the new object but no index values and no index entries.
+func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s storeState, failed []int, errs []error) {
+	s = newStoreState(len(keys), len(set.funcs))
+	for i, key := range keys {
+		if slot, ok := s.slots[key]; ok {
+			s.objs[slot] = objs[i]
+			continue
+		}
+		s.slots[key] = len(s.keys)
+		s.keys = append(s.keys, key)
+		s.objs = append(s.objs, objs[i])
+	}
+	s.vals = make([][][]string, len(s.keys))
+	if len(set.funcs) == 0 {
+		return s, nil, nil
+	}
+	for slot, key := range s.keys {
+		vals, err := set.values(key, s.objs[slot], 0)
+		if err != nil {
+			failed = append(failed, slot)
+			errs = append(errs, err)
+			continue
+		}
+		s.vals[slot] = vals
+		for i, vs := range vals {
+			for _, v := range vs {
+				s.indices[i].insert(v, key)
+			}
+		}
+	}
+	return s, failed, errs
+}
+
+// Index returns the stored objects that share at least one value of the named index with obj,
+// each once. The index function runs on obj before the lock is taken.
+func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{}, error) {
+	set := c.indexers.Load()
+	pos, ok := set.pos[indexName]
+	if !ok {
+		return nil, errIndexNotFound(indexName)
+	}
+	values, err := set.funcs[pos](obj)
+	if err != nil {
+		return nil, err
+	}
+
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	idx := c.state.indices[pos]
+	if len(values) == 1 {
+		return c.objectsLocked(idx[values[0]]), nil
+	}
+	keys := sets.Set[string]{}
+	for _, v := range values {
+		for key := range idx[v] {
+			keys.Insert(key)
+		}
+	}
+	return c.objectsLocked(keys), nil
+}
+
+// objectsLocked returns the objects stored under keys.
+func (c *threadSafeMap) objectsLocked(keys sets.Set[string]) []interface{} {
+	list := make([]interface{}, 0, len(keys))
+	for key := range keys {
+		list = append(list, c.state.objs[c.state.slots[key]])
+	}
+	return list
+}
+
+// indexLocked returns the named index, or client-go's "does not exist" error.
+func (c *threadSafeMap) indexLocked(indexName string) (index, error) {
+	pos, ok := c.indexers.Load().pos[indexName]
+	if !ok {
+		return nil, errIndexNotFound(indexName)
+	}
+	return c.state.indices[pos], nil
+}
+
+// ByIndex returns the stored objects whose values for the named index include indexedValue,
+// in no particular order. O(number of matches).
+func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	idx, err := c.indexLocked(indexName)
+	if err != nil {
+		return nil, err
+	}
+	return c.objectsLocked(idx[indexedValue]), nil
+}
+
+// IndexKeys returns, sorted, the keys of the stored objects whose values for the named index
+// include indexedValue.
+func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	idx, err := c.indexLocked(indexName)
+	if err != nil {
+		return nil, err
+	}
+	return sets.List(idx[indexedValue]), nil
+}
+
+// ListIndexFuncValues returns the values the named index holds, in no particular order; none
+// for an unknown index.
+func (c *threadSafeMap) ListIndexFuncValues(indexName string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	idx, err := c.indexLocked(indexName)
+	if err != nil {
+		return []string{}
+	}
+	values := make([]string, 0, len(idx))
+	for v := range idx {
+		values = append(values, v)
+	}
+	return values
+}
+
+// GetIndexers returns a copy of the index functions by name; changing it does not change the
+// store.
+func (c *threadSafeMap) GetIndexers() Indexers {
+	return c.indexers.Load().indexers()
+}
+
+// AddIndexers adds index functions and indexes every stored object with them. A name already
+// in use is an error ("indexer conflict: …"), as is a nil function. If a new IndexFunc fails for
+// a stored object, AddIndexers returns the error and adds nothing (client-go panics).
+//
+// The new index values are computed without the lock; if the store was written meanwhile they
+// are recomputed under it.
+func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
+	if len(newIndexers) == 0 {
+		return nil
+	}
+	c.mu.RLock()
+	set := c.indexers.Load()
+	next, err := set.with(newIndexers)
+	if err != nil {
+		c.mu.RUnlock()
+		return err
+	}
+	keys := append([]string(nil), c.state.keys...)
+	objs := append([]interface{}(nil), c.state.objs...)
+	gen := c.gen
+	c.mu.RUnlock()
+
+	vals, err := indexValuesFrom(next, len(set.funcs), keys, objs)
+	if err != nil {
+		return err
+	}
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.indexers.Load(); cur != set || c.gen != gen {
+		// Written meanwhile: start again under the lock.
+		set = cur
+		if next, err = set.with(newIndexers); err != nil {
+			return err
+		}
+		if vals, err = indexValuesFrom(next, len(set.funcs), c.state.keys, c.state.objs); err != nil {
+			return err
+		}
+	}
+	from := len(set.funcs)
+	for range newIndexers {
+		c.state.indices = append(c.state.indices, index{})
+	}
+	for slot, key := range c.state.keys {
+		v := vals[slot]
+		if v == nil {
+			continue // a nil object: indexed under nothing
+		}
+		copy(v, c.state.vals[slot])
+		c.state.vals[slot] = v
+		for i := from; i < len(v); i++ {
+			for _, value := range v[i] {
+				c.state.indices[i].insert(value, key)
+			}
+		}
+	}
+	c.indexers.Store(next)
+	c.gen++
+	return nil
+}
+
+// indexValuesFrom computes the values of the functions of set from position from onwards, for
+// every object. The first error is returned.
+func indexValuesFrom(set *indexerSet, from int, keys []string, objs []interface{}) ([][][]string, error) {
+	vals := make([][][]string, len(keys))
+	for i, key := range keys {
+		v, err := set.values(key, objs[i], from)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
+// Bookmark records rv as the latest resource version seen.
+func (c *threadSafeMap) Bookmark(rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setRVLocked(rv)
+}
+
+// LastStoreSyncResourceVersion returns the latest resource version recorded by a write,
+// Replace, Bookmark or Transaction. Like client-go it returns "" unless the AtomicFIFO feature
+// is enabled (it is by default).
+func (c *threadSafeMap) LastStoreSyncResourceVersion() string {
+	if !features.Enabled(features.AtomicFIFO) {
+		return ""
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.rv
+}
+
+// Resync does nothing.
+func (c *threadSafeMap) Resync() error {
+	return nil
+}
+
+// setRVLocked records rv and publishes it. The gauge is set under the lock so that it always
+// ends at the resource version the store holds, even with concurrent writers.
+func (c *threadSafeMap) setRVLocked(rv string) {
+	c.rv = rv
+	if n, err := parseRVForMetrics(rv); err == nil {
+		c.metrics.storeResourceVersion.Set(float64(n))
+	}
+}
+
+// rvFromObject returns obj's resource version, and false for an object without metadata.
+func rvFromObject(obj interface{}) (string, bool) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return "", false
+	}
+	return accessor.GetResourceVersion(), true
+}
+
+// parseRVForMetrics turns a resource version into a gauge value: "" is 0, and only the last 15
+// digits count, so that the value stays exact in a float64.
+func parseRVForMetrics(rv string) (int64, error) {
+	if rv == "" {
+		return 0, nil
+	}
+	if len(rv) > 15 {
+		rv = rv[len(rv)-15:]
+	}
+	return strconv.ParseInt(rv, 10, 64)
 }
