@@ -78,7 +78,6 @@ type Indices map[string]index
 // errIndexNotFound is client-go's error for an index name no IndexFunc was registered under.
 // The text is kept as client-go has it because callers match on it.
 func errIndexNotFound(indexName string) error {
-	//nolint:staticcheck // ST1005: client-go's capitalised text, kept for compatibility.
 	return fmt.Errorf("Index with name %s does not exist", indexName)
 }
 

@@ -1,0 +1,161 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// storeTestObj is a minimal API object for the storage tests.
+type storeTestObj struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	// Value is free-form content that tests change to tell versions apart.
+	Value string
+}
+
+func (o *storeTestObj) DeepCopyObject() runtime.Object {
+	out := *o
+	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return &out
+}
+
+// storeTestPod returns an object in namespace ns, named name, at resource version rv, with
+// labels given as "k=v" pairs.
+func storeTestPod(ns, name, rv string, labels ...string) *storeTestObj {
+	o := &storeTestObj{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
+	for _, kv := range labels {
+		if o.Labels == nil {
+			o.Labels = map[string]string{}
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		o.Labels[k] = v
+	}
+	return o
+}
+
+// storeTestNoMeta is a value without object metadata.
+type storeTestNoMeta struct{ Name string }
+
+// errStoreTestIndex is the error of storeTestFailingIndexFunc.
+var errStoreTestIndex = errors.New("storeTest: cannot index")
+
+// storeTestLabelIndexFunc indexes an object by every value of its labels, sorted by key, so an
+// object can have no value or several.
+func storeTestLabelIndexFunc(obj interface{}) ([]string, error) {
+	o, ok := obj.(*storeTestObj)
+	if !ok {
+		return nil, errors.New("storeTest: not a storeTestObj")
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(o.Labels)) {
+		out = append(out, o.Labels[k])
+	}
+	return out, nil
+}
+
+// storeTestFailingIndexFunc fails for objects whose Value is "bad" and indexes the others by
+// Value.
+func storeTestFailingIndexFunc(obj interface{}) ([]string, error) {
+	o, ok := obj.(*storeTestObj)
+	if !ok || o.Value == "bad" {
+		return nil, errStoreTestIndex
+	}
+	return []string{o.Value}, nil
+}
+
+// storeTestCaptureErrors replaces utilruntime's error handlers for the rest of the test and
+// returns a function listing the errors reported so far.
+func storeTestCaptureErrors(t *testing.T) func() []error {
+	t.Helper()
+	var mu sync.Mutex
+	var errs []error
+	saved := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
+		func(_ context.Context, err error, _ string, _ ...interface{}) {
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
+		},
+	}
+	t.Cleanup(func() { utilruntime.ErrorHandlers = saved })
+	return func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]error(nil), errs...)
+	}
+}
+
+// storeTestCheckState verifies a threadSafeMap's internal consistency: slots, keys, objects
+// and cached index values line up, every cached value list is what the index functions compute
+// now, and every index holds exactly the entries the cached values call for, with no empty set.
+func storeTestCheckState(t testing.TB, c *threadSafeMap) {
+	t.Helper()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := c.state
+	set := c.indexers.Load()
+	if len(s.keys) != len(s.objs) || len(s.keys) != len(s.vals) || len(s.keys) != len(s.slots) {
+		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.vals), len(s.slots))
+	}
+	if len(s.indices) != len(set.funcs) {
+		t.Fatalf("%d indices for %d index functions", len(s.indices), len(set.funcs))
+	}
+	want := make([]map[string]map[string]bool, len(set.funcs))
+	for i := range want {
+		want[i] = map[string]map[string]bool{}
+	}
+	for slot, key := range s.keys {
+		if s.slots[key] != slot {
+			t.Fatalf("key %q is in slot %d but slots says %d", key, slot, s.slots[key])
+		}
+		for i, f := range set.funcs {
+			var now []string
+			if s.objs[slot] != nil {
+				var err error
+				if now, err = f(s.objs[slot]); err != nil {
+					t.Fatalf("stored object %q fails index %q: %v", key, set.names[i], err)
+				}
+			}
+			if cached := indexValuesAt(s.vals[slot], i); !sameValues(cached, now) {
+				t.Fatalf("key %q index %q: cached values %q, index function says %q", key, set.names[i], cached, now)
+			}
+			for _, v := range now {
+				if want[i][v] == nil {
+					want[i][v] = map[string]bool{}
+				}
+				want[i][v][key] = true
+			}
+		}
+	}
+	for i, idx := range s.indices {
+		if len(idx) != len(want[i]) {
+			t.Fatalf("index %q has %d values, want %d", set.names[i], len(idx), len(want[i]))
+		}
+		for v, keys := range idx {
+			if len(keys) == 0 {
+				t.Fatalf("index %q keeps an empty set for %q", set.names[i], v)
+			}
+			if len(keys) != len(want[i][v]) {
+				t.Fatalf("index %q value %q has keys %v, want %v", set.names[i], v, keys.UnsortedList(), want[i][v])
+			}
+			for k := range keys {
+				if !want[i][v][k] {
+					t.Fatalf("index %q value %q has stray key %q", set.names[i], v, k)
+				}
+			}
+		}
+	}
+}
+
+// storeTestGVR is the resource the storage tests register metrics for.
+var storeTestGVR = schema.GroupVersionResource{Group: "storetest", Version: "v1", Resource: "objects"}
