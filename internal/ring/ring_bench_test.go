@@ -20,7 +20,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		r := New[benchItem](16)
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			r.Push(benchItem{kind: i})
+			r.Push(benchItem{kind: i, old: i, new: i})
 			if r.Len() > 8 {
 				r.Pop()
 			}
@@ -30,7 +30,7 @@ func BenchmarkSteadyState(b *testing.B) {
 		r := buffer.NewTypedRingGrowing[benchItem](buffer.RingGrowingOptions{InitialSize: 16})
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			r.WriteOne(benchItem{kind: i})
+			r.WriteOne(benchItem{kind: i, old: i, new: i})
 			if r.Len() > 8 {
 				r.ReadOne()
 			}
@@ -48,7 +48,7 @@ func BenchmarkBurstThenDrain(b *testing.B) {
 		for b.Loop() {
 			push, pop := mk()
 			for i := 0; i < burst; i++ {
-				push(benchItem{kind: i})
+				push(benchItem{kind: i, old: i})
 			}
 			for i := 0; i < burst; i++ {
 				pop()

@@ -1,0 +1,283 @@
+package cache
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	utiltrace "k8s.io/utils/trace"
+
+	"github.com/kcache/cache/internal/ring"
+	"github.com/kcache/cache/synctrack"
+)
+
+const (
+	// initialBufferSize is the number of notification slots a listener starts with and never
+	// shrinks below. It is also the backlog above which slow handler calls are traced.
+	initialBufferSize = 1024
+
+	// slowHandlerThreshold is how long a handler call may take, with a backlog above
+	// initialBufferSize, before it is logged as a trace.
+	slowHandlerThreshold = 100 * time.Millisecond
+
+	// pauseAfterPanic is how long a listener waits before its next delivery after a handler
+	// panicked (only reachable when utilruntime.ReallyCrash is false).
+	pauseAfterPanic = time.Second
+)
+
+// ResourceEventHandlerRegistration is the handle AddEventHandler returns for one handler. Pass
+// it to RemoveEventHandler of the same informer to remove the handler, or ask it whether the
+// handler has synced.
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the informer has synced and the handler has returned from
+	// every add of the initial list (for a handler added to a running informer: of the objects
+	// in the cache when it was added). It does not block.
+	HasSynced() bool
+
+	// HasSyncedChecker returns a DoneChecker that is done when HasSynced turns true.
+	HasSyncedChecker() DoneChecker
+}
+
+// notificationKind says which handler method a notification is for.
+type notificationKind uint8
+
+const (
+	notifyAdd notificationKind = iota + 1
+	notifyUpdate
+	notifyDelete
+)
+
+// notification is one handler call waiting to be made. It is a plain value so that queueing it
+// does not allocate.
+type notification struct {
+	kind            notificationKind
+	isInInitialList bool        // notifyAdd only
+	oldObj          interface{} // notifyUpdate, notifyDelete
+	newObj          interface{} // notifyAdd, notifyUpdate
+}
+
+// processorListener delivers notifications to one ResourceEventHandler, in order, from one
+// goroutine (run). The informer's distribution loop calls add, which only appends to a buffer
+// under a short lock and, when the buffer was empty, drops a token in the capacity-1 wake
+// channel; add never waits for the handler. The buffer grows while the handler is behind and
+// shrinks back once it catches up (client-go uses three goroutines per handler and a buffer
+// that never shrinks).
+//
+// The handler's sync tracker learns that the informer has synced from the processor
+// (sharedProcessor.markUpstreamSynced), not from a goroutine of its own, so a handler costs
+// exactly one goroutine, and a handler that is busy or blocked still becomes synced as soon as
+// it has returned from its initial adds.
+//
+// A processorListener is the ResourceEventHandlerRegistration returned to the user.
+type processorListener struct {
+	logger      klog.Logger
+	handler     ResourceEventHandler
+	handlerName string
+	clock       clock.Clock
+
+	// syncTracker counts initial-list adds that the handler has not finished yet.
+	syncTracker *synctrack.SingleFileTracker
+	// wake receives a token when the buffer turns non-empty.
+	wake chan struct{}
+	// done is closed by close; it stops run.
+	done      chan struct{}
+	closeOnce sync.Once
+	// stopped is closed when run has returned (or by close, if run never started).
+	stopped chan struct{}
+
+	// mu guards pending, closed and running.
+	mu      sync.Mutex
+	pending ring.Ring[notification]
+	closed  bool
+	running bool
+
+	// requestedResyncPeriod is the period the handler asked for (after the 1s floor and, for a
+	// handler added to a running informer, the check-period floor). It never changes.
+	requestedResyncPeriod time.Duration
+
+	// resyncMu guards resyncPeriod and nextResync.
+	resyncMu sync.Mutex
+	// resyncPeriod is the period in use: requestedResyncPeriod, or 0 when the informer does not
+	// resync.
+	resyncPeriod time.Duration
+	// nextResync is when the handler is next due for a resync.
+	nextResync time.Time
+}
+
+// newProcessListener returns a listener for handler that is not running yet. upstreamHasSynced
+// is the informer's sync checker; only its name is used, as the prefix of the handler
+// tracker's name.
+func newProcessListener(logger klog.Logger, handler ResourceEventHandler, requestedResyncPeriod, resyncPeriod time.Duration, clk clock.Clock, upstreamHasSynced DoneChecker) *processorListener {
+	name := nameForHandler(handler)
+	p := &processorListener{
+		logger:                logger,
+		handler:               handler,
+		handlerName:           name,
+		clock:                 clk,
+		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", upstreamHasSynced.Name(), name)),
+		wake:                  make(chan struct{}, 1),
+		done:                  make(chan struct{}),
+		stopped:               make(chan struct{}),
+		pending:               *ring.New[notification](initialBufferSize),
+		requestedResyncPeriod: requestedResyncPeriod,
+		resyncPeriod:          resyncPeriod,
+	}
+	p.determineNextResync(clk.Now())
+	return p
+}
+
+// HasSynced reports whether the informer has synced and this handler has returned from every
+// add of the initial list. It does not block.
+func (p *processorListener) HasSynced() bool {
+	return p.syncTracker.HasSynced()
+}
+
+// HasSyncedChecker returns a DoneChecker that is done when HasSynced turns true. Its name is
+// "<informer> + event handler <handler name>".
+func (p *processorListener) HasSyncedChecker() DoneChecker {
+	return p.syncTracker
+}
+
+// add queues n for the handler. It never blocks on the handler; after close it does nothing.
+// An initial-list add is counted by the sync tracker before it is queued.
+func (p *processorListener) add(n notification) {
+	if n.kind == notifyAdd && n.isInInitialList {
+		p.syncTracker.Start()
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	wasEmpty := p.pending.Len() == 0
+	p.pending.Push(n)
+	p.mu.Unlock()
+	if wasEmpty {
+		select {
+		case p.wake <- struct{}{}:
+		default: // a token is already waiting
+		}
+	}
+}
+
+// start runs the listener on a goroutine tracked by wg, unless it is closed or running.
+func (p *processorListener) start(wg *sync.WaitGroup) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.running {
+		return
+	}
+	p.running = true
+	wg.Go(p.run)
+}
+
+// close stops the listener: queued notifications are dropped and run returns after the
+// handler call in progress, if any. It does not wait for that; wait on stopped for it. It is
+// idempotent.
+func (p *processorListener) close() {
+	p.closeOnce.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.pending.Reset()
+		running := p.running
+		p.mu.Unlock()
+		close(p.done)
+		if !running {
+			close(p.stopped)
+		}
+	})
+}
+
+// run delivers notifications until close. It is the listener's only goroutine.
+func (p *processorListener) run() {
+	defer close(p.stopped)
+	panicked := false
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return
+		}
+		n, ok := p.pending.Pop()
+		backlog := p.pending.Len()
+		p.mu.Unlock()
+		if !ok {
+			select {
+			case <-p.wake:
+			case <-p.done:
+				return
+			}
+			continue
+		}
+		if panicked && !p.pause() {
+			return
+		}
+		panicked = !p.deliver(n, backlog)
+	}
+}
+
+// pause waits pauseAfterPanic on the clock; it returns false if the listener was closed
+// meanwhile.
+func (p *processorListener) pause() bool {
+	select {
+	case <-p.clock.After(pauseAfterPanic):
+		return true
+	case <-p.done:
+		return false
+	}
+}
+
+// deliver calls the handler for n and reports whether it returned normally. A panic is handled
+// by utilruntime.HandleCrashWithLogger: it is logged and passed to utilruntime.PanicHandlers,
+// and then, when utilruntime.ReallyCrash is true (the default), re-raised so that the process
+// crashes, exactly as in client-go. With ReallyCrash false the notification is skipped and the
+// caller pauses before the next one.
+//
+// An initial-list add counts as processed even when the handler panicked on it (client-go
+// leaves such a handler unsynced forever).
+func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
+	if n.kind == notifyAdd && n.isInInitialList {
+		defer p.syncTracker.Finished()
+	}
+	defer utilruntime.HandleCrashWithLogger(p.logger)
+	if backlog > initialBufferSize {
+		trace := utiltrace.New("processorListener handler",
+			utiltrace.Field{Key: "handler", Value: p.handlerName},
+			utiltrace.Field{Key: "pendingNotifications", Value: backlog})
+		defer trace.LogIfLong(slowHandlerThreshold)
+	}
+	switch n.kind {
+	case notifyAdd:
+		p.handler.OnAdd(n.newObj, n.isInInitialList)
+	case notifyUpdate:
+		p.handler.OnUpdate(n.oldObj, n.newObj)
+	case notifyDelete:
+		p.handler.OnDelete(n.oldObj)
+	}
+	return true
+}
+
+// shouldResync reports whether the handler is due for a resync at now; never when its period
+// is 0.
+func (p *processorListener) shouldResync(now time.Time) bool {
+	p.resyncMu.Lock()
+	defer p.resyncMu.Unlock()
+	return p.resyncPeriod != 0 && !now.Before(p.nextResync)
+}
+
+// determineNextResync schedules the next resync one period after now.
+func (p *processorListener) determineNextResync(now time.Time) {
+	p.resyncMu.Lock()
+	defer p.resyncMu.Unlock()
+	p.nextResync = now.Add(p.resyncPeriod)
+}
+
+// setResyncPeriod changes the period in use.
+func (p *processorListener) setResyncPeriod(resyncPeriod time.Duration) {
+	p.resyncMu.Lock()
+	defer p.resyncMu.Unlock()
+	p.resyncPeriod = resyncPeriod
+}

@@ -1,0 +1,193 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// sharedProcessor fans the informer's notifications out to its listeners. Every listener gets
+// every add, delete and real update; a "sync" update (same resource version on both sides, from
+// a resync or a relist) goes only to the listeners whose flag in the listeners map is true.
+// The flag starts true and is recomputed only by shouldResync, so with resync off every
+// listener receives same-version updates, as in client-go.
+//
+// Listeners added before run are started by run; listeners added later are started by
+// addListener, after their initial list is queued. Once run's context ends, every listener is
+// closed, the processor forgets them, and run waits for their goroutines.
+type sharedProcessor struct {
+	clock clock.Clock
+
+	// wg tracks the listeners' goroutines.
+	wg sync.WaitGroup
+
+	// mu guards listeners, started and stopped. distribute holds it for reading.
+	mu sync.RWMutex
+	// listeners maps each listener to whether it receives sync updates.
+	listeners map[*processorListener]bool
+	// started is true while run is running its listeners.
+	started bool
+	// stopped is true once run has closed its listeners; the processor cannot run again.
+	stopped bool
+	// upstreamSynced is true once markUpstreamSynced was called.
+	upstreamSynced bool
+}
+
+// newSharedProcessor returns an idle processor that reads time from clk.
+func newSharedProcessor(clk clock.Clock) *sharedProcessor {
+	return &sharedProcessor{clock: clk, listeners: map[*processorListener]bool{}}
+}
+
+// addListener registers listener, queues an initial-list add for each of initialObjects, tells
+// its tracker if the informer has synced already and, if the processor is running, starts the
+// listener. All of that happens under the processor's
+// lock, so no distributed notification can come before or between the initial adds. It calls
+// no user code. It returns false, without registering, once the processor has stopped.
+func (p *sharedProcessor) addListener(listener *processorListener, initialObjects []interface{}) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return false
+	}
+	p.listeners[listener] = true
+	for _, obj := range initialObjects {
+		listener.add(notification{kind: notifyAdd, newObj: obj, isInInitialList: true})
+	}
+	if p.upstreamSynced {
+		listener.syncTracker.UpstreamHasSynced()
+	}
+	if p.started {
+		listener.start(&p.wg)
+	}
+	return true
+}
+
+// markUpstreamSynced tells every listener's sync tracker, now and for listeners added later,
+// that the informer has synced. The informer calls it once its own HasSynced is true.
+func (p *sharedProcessor) markUpstreamSynced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.upstreamSynced = true
+	for listener := range p.listeners {
+		listener.syncTracker.UpstreamHasSynced()
+	}
+}
+
+// removeListener unregisters the listener behind handle and closes it, so its goroutine ends
+// after the handler call in progress, if any; it does not wait for that. Removing a handle that
+// is not registered (again, or after stop) does nothing. A handle of a foreign type is an
+// error.
+func (p *sharedProcessor) removeListener(handle ResourceEventHandlerRegistration) error {
+	listener, ok := handle.(*processorListener)
+	if !ok {
+		return fmt.Errorf("cache: invalid registration handle type %T", handle)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, registered := p.listeners[listener]; !registered {
+		return nil
+	}
+	delete(p.listeners, listener)
+	listener.close()
+	return nil
+}
+
+// hasListener reports whether handle is a registered listener.
+func (p *sharedProcessor) hasListener(handle ResourceEventHandlerRegistration) bool {
+	listener, ok := handle.(*processorListener)
+	if !ok {
+		return false
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	_, registered := p.listeners[listener]
+	return registered
+}
+
+// distribute queues n for every listener, or, for a sync update, for the listeners due for a
+// resync. It never waits for a handler.
+func (p *sharedProcessor) distribute(n notification, sync bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for listener, syncing := range p.listeners {
+		if !sync || syncing {
+			listener.add(n)
+		}
+	}
+}
+
+// run starts every registered listener, waits for ctx to end, then closes all of them and
+// waits until their goroutines have returned (a handler call in progress is waited for).
+func (p *sharedProcessor) run(ctx context.Context) {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	for listener := range p.listeners {
+		listener.start(&p.wg)
+	}
+	p.started = true
+	p.mu.Unlock()
+
+	<-ctx.Done()
+
+	p.mu.Lock()
+	for listener := range p.listeners {
+		listener.close()
+	}
+	p.listeners = map[*processorListener]bool{}
+	p.started = false
+	p.stopped = true
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// shouldResync marks which listeners are due for a resync now, schedules their next one, and
+// reports whether any is due. The informer's controller calls it on every resync check.
+func (p *sharedProcessor) shouldResync() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	due := false
+	for listener := range p.listeners {
+		resync := listener.shouldResync(now)
+		p.listeners[listener] = resync
+		if resync {
+			due = true
+			listener.determineNextResync(now)
+		}
+	}
+	return due
+}
+
+// resyncCheckPeriodChanged recomputes every listener's period for a new check period.
+func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, resyncCheckPeriod time.Duration) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for listener := range p.listeners {
+		listener.setResyncPeriod(determineResyncPeriod(logger, listener.requestedResyncPeriod, resyncCheckPeriod))
+	}
+}
+
+// determineResyncPeriod returns the period a handler that asked for desired gets from an
+// informer that checks for resyncs every check: 0 if either is 0 (with a warning when the
+// handler wanted resyncs the informer does not do), otherwise at least check.
+func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0:
+		return 0
+	case check == 0:
+		logger.Info("Warning: the specified resyncPeriod is invalid because this shared informer doesn't support resyncing", "desired", desired)
+		return 0
+	case desired < check:
+		logger.Info("Warning: the specified resyncPeriod is being increased to the minimum resyncCheckPeriod", "desired", desired, "resyncCheckPeriod", check)
+		return check
+	default:
+		return desired
+	}
+}
