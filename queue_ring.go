@@ -1,0 +1,107 @@
+package cache
+
+import (
+	"sync"
+)
+
+// queueRingMinCap is the smallest capacity a queueRing allocates, and the size below which it
+// never shrinks.
+const queueRingMinCap = 16
+
+// queueRing is the FIFO storage of DeltaFIFO (keys) and RealFIFO (deltas): a growable ring
+// buffer. Unlike a slice that is re-sliced from the front, it reuses its storage, clears every
+// slot it hands out (so popped objects can be collected), and gives memory back once a burst
+// has drained. It has no lock; its owner guards it.
+//
+// The zero value is an empty ring. PushBack, PopFront and At are amortised O(1).
+type queueRing[T any] struct {
+	buf  []T // len(buf) is zero or a power of two
+	head int // index in buf of the front element
+	n    int // number of elements
+}
+
+// Len returns the number of queued elements.
+func (r *queueRing[T]) Len() int { return r.n }
+
+// At returns the i-th element from the front; 0 <= i < Len().
+func (r *queueRing[T]) At(i int) T {
+	return r.buf[(r.head+i)&(len(r.buf)-1)]
+}
+
+// PushBack appends v.
+func (r *queueRing[T]) PushBack(v T) {
+	if r.n == len(r.buf) {
+		r.resize(max(queueRingMinCap, 2*len(r.buf)))
+	}
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.n++
+}
+
+// PopFront removes and returns the front element; Len() must be positive.
+func (r *queueRing[T]) PopFront() T {
+	var zero T
+	v := r.buf[r.head]
+	r.buf[r.head] = zero
+	r.head = (r.head + 1) & (len(r.buf) - 1)
+	r.n--
+	if r.n == 0 {
+		r.head = 0
+	}
+	// Shrink once three quarters are unused, so that a drained burst does not pin memory;
+	// halving at a quarter keeps the amortised cost of PushBack/PopFront constant.
+	if len(r.buf) > queueRingMinCap && r.n <= len(r.buf)/4 {
+		r.resize(len(r.buf) / 2)
+	}
+	return v
+}
+
+// resize moves the elements, front first, into a buffer of capacity c >= r.n.
+func (r *queueRing[T]) resize(c int) {
+	buf := make([]T, c)
+	if r.n > 0 {
+		end := r.head + r.n
+		if end <= len(r.buf) {
+			copy(buf, r.buf[r.head:end])
+		} else {
+			k := copy(buf, r.buf[r.head:])
+			copy(buf[k:], r.buf[:end-len(r.buf)])
+		}
+	}
+	r.buf = buf
+	r.head = 0
+}
+
+// popWaker lets a consumer blocked on an empty queue sleep until a producer queues something
+// or the queue is closed, without sync.Cond. The owner's mutex guards waiters; ch has capacity
+// one, so a wake-up is never lost and producers never block. A consumer that wakes must
+// re-check its condition: a wake-up may be stale.
+type popWaker struct {
+	ch      chan struct{}
+	waiters int
+}
+
+func newPopWaker() popWaker {
+	return popWaker{ch: make(chan struct{}, 1)}
+}
+
+// waitLocked releases mu, sleeps until woken, and re-acquires mu. mu must be held.
+func (w *popWaker) waitLocked(mu *sync.Mutex) {
+	w.waiters++
+	mu.Unlock()
+	<-w.ch
+	mu.Lock()
+	w.waiters--
+}
+
+// wakeLocked wakes one sleeping consumer, if any. The owner's mutex must be held. A consumer
+// that takes an item and leaves more behind, or that returns because the queue is closed,
+// calls it again to pass the wake-up on.
+func (w *popWaker) wakeLocked() {
+	if w.waiters == 0 {
+		return
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}

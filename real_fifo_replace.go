@@ -1,0 +1,205 @@
+package cache
+
+import (
+	"fmt"
+	"iter"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+)
+
+// Replace records a full list read at resourceVersion.
+//
+// In atomic mode it queues one ReplacedAll delta whose ReplacedAllInfo holds resourceVersion
+// and the (transformed) objects; the consumer works out deletions against its own store.
+//
+// Otherwise it reconciles: first a Deleted delta with a DeletedFinalStateUnknown for every key
+// that is not in newItems and is either queued with a last delta other than Deleted (Obj is
+// that delta's object) or known to KnownObjects and not queued (Obj is the known object, or nil
+// if the lookup fails); then a Replaced delta for every object of newItems, in order.
+//
+// The first Replace sets the initial population that HasSynced waits for: every delta queued
+// by then. Keys and transforms are computed before anything is queued, so a KeyError or a
+// transformer error leaves the queue untouched. Replace takes ownership of newItems.
+func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	var newKeys sets.Set[string]
+	if !f.emitAtomicEvents {
+		var err error
+		if newKeys, err = replacementKeys(newItems, f.keyOf); err != nil {
+			return err
+		}
+	}
+	if f.transformer != nil {
+		for i, obj := range newItems {
+			if _, isTombstone := obj.(DeletedFinalStateUnknown); isTombstone {
+				continue
+			}
+			transformed, err := f.transformer(obj)
+			if err != nil {
+				return fmt.Errorf("couldn't enqueue object: %w", err)
+			}
+			newItems[i] = transformed
+		}
+	}
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.emitAtomicEvents {
+		f.pushLocked(Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: newItems}})
+	} else {
+		err := reconcileReplacement(f.logger, f.queuedLocked(), f.knownObjects, newKeys, f.keyOf,
+			func(tombstone DeletedFinalStateUnknown) {
+				f.pushLocked(Delta{Type: Deleted, Object: tombstone})
+			})
+		if err != nil {
+			return err
+		}
+		for _, obj := range newItems {
+			f.pushLocked(Delta{Type: Replaced, Object: obj})
+		}
+	}
+
+	if !f.populated {
+		f.populated = true
+		f.initialPopulationCount = f.items.Len()
+		f.checkSyncedLocked()
+	}
+	return nil
+}
+
+// queuedLocked iterates over the queued deltas, oldest first. The queue must not change during
+// the iteration.
+func (f *RealFIFO) queuedLocked() iter.Seq[Delta] {
+	return func(yield func(Delta) bool) {
+		for i, n := 0, f.items.Len(); i < n; i++ {
+			if !yield(f.items.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// replacementKeys returns the keys of a new list, or a KeyError for the first object without
+// one.
+func replacementKeys(items []interface{}, keyOf KeyFunc) (sets.Set[string], error) {
+	keys := make(sets.Set[string], len(items))
+	for _, obj := range items {
+		key, err := keyOf(obj)
+		if err != nil {
+			return nil, KeyError{obj, err}
+		}
+		keys.Insert(key)
+	}
+	return keys, nil
+}
+
+// reconcileReplacement works out which objects a full list with keys newKeys deleted, and
+// calls onDelete with a tombstone for each, in this order:
+//
+//  1. keys of queued (oldest first) whose last queued delta is not Deleted (a queued deletion
+//     already says so); Obj is the last queued object;
+//  2. keys of known (in ListKeys order) that were not queued at all; Obj is the known object,
+//     or nil if the lookup fails or finds nothing (which is logged).
+//
+// queued and known may be nil. It fails only if a queued delta has no key.
+func reconcileReplacement(
+	logger klog.Logger,
+	queued iter.Seq[Delta],
+	known KeyListerGetter,
+	newKeys sets.Set[string],
+	keyOf KeyFunc,
+	onDelete func(DeletedFinalStateUnknown),
+) error {
+	var queuedKeys []string
+	lastQueued := map[string]Delta{}
+	if queued != nil {
+		for d := range queued {
+			key, err := keyOf(d.Object)
+			if err != nil {
+				return KeyError{d.Object, err}
+			}
+			if _, seen := lastQueued[key]; !seen {
+				queuedKeys = append(queuedKeys, key)
+			}
+			lastQueued[key] = d
+		}
+	}
+	for _, key := range queuedKeys {
+		if newKeys.Has(key) {
+			continue
+		}
+		last := lastQueued[key]
+		if last.Type == Deleted {
+			continue
+		}
+		onDelete(DeletedFinalStateUnknown{Key: key, Obj: last.Object})
+	}
+
+	if known == nil {
+		return nil
+	}
+	for _, key := range known.ListKeys() {
+		if newKeys.Has(key) {
+			continue
+		}
+		if _, wasQueued := lastQueued[key]; wasQueued {
+			continue
+		}
+		obj, exists, err := known.GetByKey(key)
+		switch {
+		case err != nil:
+			obj = nil
+			utilruntime.HandleErrorWithLogger(logger, err, "Error during lookup, placing DeleteFinalStateUnknown marker without object", "key", key)
+		case !exists:
+			obj = nil
+			utilruntime.HandleErrorWithLogger(logger, nil, "Key does not exist in known objects store, placing DeleteFinalStateUnknown marker without object", "key", key)
+		}
+		onDelete(DeletedFinalStateUnknown{Key: key, Obj: obj})
+	}
+	return nil
+}
+
+// Resync asks the consumer to re-deliver what it knows. In atomic mode it queues one SyncAll
+// delta. Otherwise it queues a Sync delta (not transformed) for every object of KnownObjects
+// whose key has no queued delta, since a queued change is newer than the known object.
+// Objects that vanish from KnownObjects during the walk, or whose lookup fails, are logged and
+// skipped.
+func (f *RealFIFO) Resync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.emitAtomicEvents {
+		f.pushLocked(Delta{Type: SyncAll, Object: SyncAllInfo{}})
+		return nil
+	}
+	if f.knownObjects == nil {
+		return nil
+	}
+	queuedKeys := make(sets.Set[string], f.items.Len())
+	for d := range f.queuedLocked() {
+		key, err := f.keyOf(d.Object)
+		if err != nil {
+			return KeyError{d, err}
+		}
+		queuedKeys.Insert(key)
+	}
+	for _, key := range f.knownObjects.ListKeys() {
+		if queuedKeys.Has(key) {
+			continue
+		}
+		obj, exists, err := f.knownObjects.GetByKey(key)
+		switch {
+		case err != nil:
+			utilruntime.HandleErrorWithLogger(f.logger, err, "Unable to queue object for sync", "key", key)
+			continue
+		case !exists:
+			utilruntime.HandleErrorWithLogger(f.logger, nil, "Key does not exist in known objects store, unable to queue object for sync", "key", key)
+			continue
+		}
+		if _, err := f.keyOf(obj); err != nil {
+			return fmt.Errorf("couldn't queue object: %w", KeyError{obj, err})
+		}
+		f.pushLocked(Delta{Type: Sync, Object: obj})
+	}
+	return nil
+}
