@@ -198,9 +198,11 @@ func TestRealFIFOTransformer(t *testing.T) {
 			wantErr: true,
 		},
 		{
-			name:    "a failing transform in replace queues nothing",
-			atomic:  true,
-			ops:     func(f *RealFIFO) error { return f.Replace([]interface{}{fifoTestObj("a", 1), fifoTestObj("b", -1)}, "") },
+			name:   "a failing transform in replace queues nothing",
+			atomic: true,
+			ops: func(f *RealFIFO) error {
+				return f.Replace([]interface{}{fifoTestObj("a", 1), fifoTestObj("b", -1)}, "")
+			},
 			wantErr: true,
 		},
 	}
@@ -333,7 +335,7 @@ func TestRealFIFOHasSynced(t *testing.T) {
 			syncedAfter: 0,
 		},
 		{
-			name: "non-atomic: every delta of the first replace, tombstones included",
+			name:  "non-atomic: every delta of the first replace, tombstones included",
 			known: fifoTestKnownOf(fifoTestObj("gone", 1)),
 			setup: func(f *RealFIFO) error {
 				return errors.Join(f.Replace(objs("a", "b"), ""), f.Add(fifoTestObj("c", 1)))
