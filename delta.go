@@ -58,14 +58,6 @@ func (d Deltas) Newest() *Delta {
 	return nil
 }
 
-// copyDeltas copies the slice, not the objects, so that the caller's copy is not clobbered by
-// later appends to d.
-func copyDeltas(d Deltas) Deltas {
-	out := make(Deltas, len(d))
-	copy(out, d)
-	return out
-}
-
 // ReplacedAllInfo is the Object of a ReplacedAll delta: the resource version and the objects
 // of the Replace call that produced it, each already transformed.
 type ReplacedAllInfo struct {
