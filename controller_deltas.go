@@ -1,0 +1,199 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/klog/v2"
+)
+
+// processDeltas applies deltas, oldest first, to clientState and tells handler about each
+// change — the consumer side of an informer's queue:
+//
+//   - Added, Updated, Replaced, Sync: an object already stored is updated and reported with
+//     OnUpdate(old, new); otherwise it is added and reported with OnAdd(obj, isInInitialList).
+//   - Deleted: the object is deleted and reported with OnDelete(obj) (obj may be a
+//     DeletedFinalStateUnknown).
+//   - ReplacedAll: see processReplacedAllInfo.
+//   - SyncAll: OnUpdate(obj, obj) for every stored object.
+//   - Bookmark: the store records the resource version.
+//
+// It stops at the first store error, or at a delta whose Object does not match its type.
+// Unlike client-go, which ignores unknown delta types, it reports them as errors.
+func processDeltas(
+	logger klog.Logger,
+	handler ResourceEventHandler,
+	clientState Store,
+	deltas Deltas,
+	isInInitialList bool,
+	keyFunc KeyFunc,
+) error {
+	for _, d := range deltas {
+		obj := d.Object
+		switch d.Type {
+		case Added, Updated, Replaced, Sync:
+			if old, exists, err := clientState.Get(obj); err == nil && exists {
+				if err := clientState.Update(obj); err != nil {
+					return err
+				}
+				handler.OnUpdate(old, obj)
+			} else {
+				if err := clientState.Add(obj); err != nil {
+					return err
+				}
+				handler.OnAdd(obj, isInInitialList)
+			}
+		case Deleted:
+			if err := clientState.Delete(obj); err != nil {
+				return err
+			}
+			handler.OnDelete(obj)
+		case ReplacedAll:
+			info, ok := obj.(ReplacedAllInfo)
+			if !ok {
+				return fmt.Errorf("ReplacedAll did not contain ReplacedAllInfo: %T", obj)
+			}
+			if err := processReplacedAllInfo(logger, handler, info, clientState, isInInitialList, keyFunc); err != nil {
+				return err
+			}
+		case SyncAll:
+			if _, ok := obj.(SyncAllInfo); !ok {
+				return fmt.Errorf("SyncAll did not contain SyncAllInfo: %T", obj)
+			}
+			for _, o := range clientState.List() {
+				handler.OnUpdate(o, o)
+			}
+		case Bookmark:
+			info, ok := obj.(BookmarkInfo)
+			if !ok {
+				return fmt.Errorf("bookmark delta did not contain BookmarkInfo: %T", obj)
+			}
+			clientState.Bookmark(info.ResourceVersion)
+		default:
+			return fmt.Errorf("cache: unknown delta type %q", d.Type)
+		}
+	}
+	return nil
+}
+
+// processReplacedAllInfo applies a relist to clientState and tells handler what it changed:
+// it works out which stored objects are missing from the list (with their stored state) and
+// which listed objects were already stored, replaces the store's content (and resource
+// version) in one step, and only then calls OnDelete with a DeletedFinalStateUnknown for every
+// missing object, followed by OnUpdate(old, new) or OnAdd(new, isInInitialList) for every
+// listed object, in list order. Handlers thus never see an event the store does not reflect
+// yet.
+func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
+	newKeys, err := replacementKeys(info.Objects, keyFunc)
+	if err != nil {
+		return err
+	}
+	var deletions []DeletedFinalStateUnknown
+	if err := reconcileReplacement(logger, nil, clientState, newKeys, keyFunc, func(tombstone DeletedFinalStateUnknown) {
+		deletions = append(deletions, tombstone)
+	}); err != nil {
+		return err
+	}
+	// olds[i] is the stored state of info.Objects[i], or nil if it is new.
+	olds := make([]interface{}, len(info.Objects))
+	for i, obj := range info.Objects {
+		if old, exists, err := clientState.Get(obj); err == nil && exists {
+			olds[i] = old
+		}
+	}
+	if err := clientState.Replace(info.Objects, info.ResourceVersion); err != nil {
+		return err
+	}
+	for _, tombstone := range deletions {
+		handler.OnDelete(tombstone)
+	}
+	for i, obj := range info.Objects {
+		if olds[i] != nil {
+			handler.OnUpdate(olds[i], obj)
+		} else {
+			handler.OnAdd(obj, isInInitialList)
+		}
+	}
+	return nil
+}
+
+// batchEvent is a handler call that processDeltasInBatch makes once the batch is stored.
+type batchEvent struct {
+	typ DeltaType // Added (OnAdd), Updated (OnUpdate) or Deleted (OnDelete)
+	old interface{}
+	obj interface{}
+}
+
+// processDeltasInBatch applies a batch of deltas of distinct objects, like processDeltas.
+//
+// If clientState is a TransactionStore, the batch is applied in one transaction (so readers
+// of the store wait once, not once per delta) and the handler is called afterwards, in batch
+// order, for the transactions that succeeded; a failed transaction makes it return an error
+// wrapping the TransactionError. Only Added, Updated, Replaced, Sync and Deleted deltas may be
+// batched; any other type fails the whole batch before anything is applied.
+//
+// Otherwise every delta goes through processDeltas, and the errors are joined.
+func processDeltasInBatch(
+	logger klog.Logger,
+	handler ResourceEventHandler,
+	clientState Store,
+	deltas []Delta,
+	isInInitialList bool,
+	keyFunc KeyFunc,
+) error {
+	txnStore, ok := clientState.(TransactionStore)
+	if !ok {
+		var errs []error
+		for i := range deltas {
+			if err := processDeltas(logger, handler, clientState, deltas[i:i+1], isInInitialList, keyFunc); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("unexpected error when handling deltas: %w", errors.Join(errs...))
+		}
+		return nil
+	}
+
+	txns := make([]Transaction, len(deltas))
+	events := make([]batchEvent, len(deltas))
+	for i, d := range deltas {
+		switch d.Type {
+		case Added, Updated, Replaced, Sync:
+			if old, exists, err := clientState.Get(d.Object); err == nil && exists {
+				txns[i] = Transaction{Type: TransactionTypeUpdate, Object: d.Object}
+				events[i] = batchEvent{typ: Updated, old: old, obj: d.Object}
+			} else {
+				txns[i] = Transaction{Type: TransactionTypeAdd, Object: d.Object}
+				events[i] = batchEvent{typ: Added, obj: d.Object}
+			}
+		case Deleted:
+			txns[i] = Transaction{Type: TransactionTypeDelete, Object: d.Object}
+			events[i] = batchEvent{typ: Deleted, obj: d.Object}
+		default:
+			return fmt.Errorf("Delta type %s is not supported in batch processing", d.Type)
+		}
+	}
+	notify := func(e batchEvent) {
+		switch e.typ {
+		case Added:
+			handler.OnAdd(e.obj, isInInitialList)
+		case Updated:
+			handler.OnUpdate(e.old, e.obj)
+		case Deleted:
+			handler.OnDelete(e.obj)
+		}
+	}
+	if txnErr := txnStore.Transaction(txns...); txnErr != nil {
+		for _, i := range txnErr.SuccessfulIndices {
+			if i >= 0 && i < len(events) {
+				notify(events[i])
+			}
+		}
+		return fmt.Errorf("not all items in the batch successfully processed: %w", txnErr)
+	}
+	for _, e := range events {
+		notify(e)
+	}
+	return nil
+}
