@@ -88,6 +88,9 @@ type indexerSet struct {
 	names []string
 	funcs []IndexFunc
 	pos   map[string]int
+	// metaNamespaceIndex is true when NamespaceIndex is MetaNamespaceIndexFunc, so that
+	// ListAllByNamespace may look a namespace up directly.
+	metaNamespaceIndex bool
 }
 
 // newIndexerSet returns the set holding indexers, in sorted name order. Nil functions are
@@ -132,6 +135,9 @@ func (s *indexerSet) with(added Indexers) (*indexerSet, error) {
 	for i, name := range out.names {
 		out.pos[name] = i
 	}
+	if i, ok := out.pos[NamespaceIndex]; ok {
+		out.metaNamespaceIndex = isMetaNamespaceIndexFunc(out.funcs[i])
+	}
 	return out, nil
 }
 
@@ -152,14 +158,22 @@ func (s *indexerSet) values(key string, obj interface{}, from int) ([][]string, 
 		return nil, nil
 	}
 	vals := make([][]string, len(s.funcs))
+	if err := s.valuesInto(key, obj, from, vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// valuesInto is values writing into dst, which has one element per function of the set.
+func (s *indexerSet) valuesInto(key string, obj interface{}, from int, dst [][]string) error {
 	for i := from; i < len(s.funcs); i++ {
 		v, err := s.funcs[i](obj)
 		if err != nil {
-			return nil, fmt.Errorf("cache: unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
+			return fmt.Errorf("cache: unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
 		}
-		vals[i] = v
+		dst[i] = v
 	}
-	return vals, nil
+	return nil
 }
 
 // indexValuesAt returns vals[i], or nil when vals holds fewer positions (an object stored

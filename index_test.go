@@ -64,7 +64,13 @@ func TestIndexFuncToKeyFuncAdapter(t *testing.T) {
 // ns1/a {app=web, tier=front}, ns1/b {app=db}, ns2/c {app=web}, d (cluster-scoped, no labels).
 func storeTestPopulated(t *testing.T) Indexer {
 	t.Helper()
-	s := NewIndexer(MetaNamespaceKeyFunc, storeTestIndexers())
+	return storeTestPopulatedWith(t, storeTestIndexers())
+}
+
+// storeTestPopulatedWith is storeTestPopulated with other indexers.
+func storeTestPopulatedWith(t *testing.T, indexers Indexers) Indexer {
+	t.Helper()
+	s := NewIndexer(MetaNamespaceKeyFunc, indexers)
 	for _, o := range []*storeTestObj{
 		storeTestPod("ns1", "a", "1", "app=web", "tier=front"),
 		storeTestPod("ns1", "b", "2", "app=db"),

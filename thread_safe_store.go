@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -177,6 +178,31 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	moveIndexEntries(s.indices, key, nil, vals)
 }
 
+// putCopy is put for values the caller keeps ownership of: they are copied into the key's
+// cached values when those have the same length (written only under the store's write lock),
+// and cloned otherwise.
+func (s *storeState) putCopy(key string, obj interface{}, vals [][]string) {
+	if slot, ok := s.slots[key]; ok {
+		old := s.vals[slot]
+		moveIndexEntries(s.indices, key, old, vals)
+		s.objs[slot] = obj
+		switch {
+		case len(vals) == 0:
+			s.vals[slot] = nil
+		case len(old) == len(vals):
+			copy(old, vals)
+		default:
+			s.vals[slot] = slices.Clone(vals)
+		}
+		return
+	}
+	var own [][]string
+	if len(vals) > 0 {
+		own = slices.Clone(vals)
+	}
+	s.put(key, obj, own)
+}
+
 // remove deletes key and its index entries; the last slot moves into the freed one.
 func (s *storeState) remove(key string) {
 	slot, ok := s.slots[key]
@@ -217,18 +243,30 @@ func (c *threadSafeMap) Update(key string, obj interface{}) {
 // update is Update returning the IndexFunc error.
 func (c *threadSafeMap) update(key string, obj interface{}) error {
 	set := c.indexers.Load()
-	vals, err := set.values(key, obj, 0)
-	if err != nil {
-		return err
+	// The values go to a stack buffer: putCopy copies them only when the key's cached values
+	// cannot be overwritten in place, so an update allocates nothing beyond what the index
+	// functions return.
+	var buf [4][]string
+	var vals [][]string
+	if obj != nil && len(set.funcs) > 0 {
+		if len(set.funcs) <= len(buf) {
+			vals = buf[:len(set.funcs)]
+		} else {
+			vals = make([][]string, len(set.funcs))
+		}
+		if err := set.valuesInto(key, obj, 0, vals); err != nil {
+			return err
+		}
 	}
 	rv, hasRV := rvFromObject(obj)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if vals, err = c.catchUpLocked(set, key, obj, vals); err != nil {
+	vals, err := c.catchUpLocked(set, key, obj, vals)
+	if err != nil {
 		return err
 	}
-	c.state.put(key, obj, vals)
+	c.state.putCopy(key, obj, vals)
 	c.gen++
 	if hasRV {
 		c.setRVLocked(rv)
@@ -362,9 +400,16 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 	if len(set.funcs) == 0 {
 		return s, nil, nil
 	}
+	// One allocation holds every object's value lists.
+	k := len(set.funcs)
+	chunk := make([][]string, len(s.keys)*k)
 	for slot, key := range s.keys {
-		vals, err := set.values(key, s.objs[slot], 0)
-		if err != nil {
+		if s.objs[slot] == nil {
+			continue
+		}
+		vals := chunk[slot*k : (slot+1)*k : (slot+1)*k]
+		if err := set.valuesInto(key, s.objs[slot], 0, vals); err != nil {
+			clear(vals)
 			failed = append(failed, slot)
 			errs = append(errs, err)
 			continue
