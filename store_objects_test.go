@@ -104,7 +104,7 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 	defer c.mu.RUnlock()
 	s := c.state
 	set := c.indexers.Load()
-	if len(s.keys) != len(s.objs) || len(s.keys) != len(s.vals) || len(s.keys) != len(s.slots) {
+	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.vals) || len(s.keys) != len(s.slots) {
 		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.vals), len(s.slots))
 	}
 	if len(s.indices) != len(set.funcs) {
@@ -126,7 +126,7 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 					t.Fatalf("stored object %q fails index %q: %v", key, set.names[i], err)
 				}
 			}
-			if cached := indexValuesAt(s.vals[slot], i); !sameValues(cached, now) {
+			if cached := s.valsAt(slot)[i]; !sameValues(cached, now) {
 				t.Fatalf("key %q index %q: cached values %q, index function says %q", key, set.names[i], cached, now)
 			}
 			for _, v := range now {

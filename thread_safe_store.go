@@ -2,7 +2,6 @@ package cache
 
 import (
 	"errors"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -138,14 +137,16 @@ type threadSafeMap struct {
 
 var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
 
-// storeState is the content of a threadSafeMap: slot i holds keys[i], objs[i] and vals[i] (the
-// object's index values, by index position), and slots maps each key to its slot. indices[i]
-// is the index at position i of the store's indexerSet.
+// storeState is the content of a threadSafeMap. Slot i holds keys[i] and objs[i], and slots
+// maps each key to its slot. The object's cached index values are valsAt(i): one list per index,
+// stored flat in vals with a fixed stride (the number of indices), so they cost no allocation
+// of their own and an update overwrites them in place. indices[j] is the index at position j of
+// the store's indexerSet. A nil object has no values (all its lists are nil).
 type storeState struct {
 	slots   map[string]int
 	keys    []string
 	objs    []interface{}
-	vals    [][][]string
+	vals    [][]string
 	indices []index
 }
 
@@ -154,7 +155,7 @@ func newStoreState(capacity, numIndices int) storeState {
 		slots:   make(map[string]int, capacity),
 		keys:    make([]string, 0, capacity),
 		objs:    make([]interface{}, 0, capacity),
-		vals:    make([][][]string, 0, capacity),
+		vals:    make([][]string, 0, capacity*numIndices),
 		indices: make([]index, numIndices),
 	}
 	for i := range s.indices {
@@ -163,44 +164,35 @@ func newStoreState(capacity, numIndices int) storeState {
 	return s
 }
 
-// put stores obj with its index values under key, moving the key's index entries.
+// valsAt returns the cached index values of slot, aliasing vals.
+func (s *storeState) valsAt(slot int) [][]string {
+	k := len(s.indices)
+	return s.vals[slot*k : (slot+1)*k : (slot+1)*k]
+}
+
+// put stores obj with its index values under key, moving the key's index entries. vals has
+// one list per index, or is nil for an object indexed under nothing; it is copied, never kept.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	if slot, ok := s.slots[key]; ok {
-		moveIndexEntries(s.indices, key, s.vals[slot], vals)
+		old := s.valsAt(slot)
+		moveIndexEntries(s.indices, key, old, vals)
 		s.objs[slot] = obj
-		s.vals[slot] = vals
+		if vals == nil {
+			clear(old)
+		} else {
+			copy(old, vals)
+		}
 		return
 	}
 	s.slots[key] = len(s.keys)
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
-	s.vals = append(s.vals, vals)
+	if vals == nil {
+		s.vals = append(s.vals, make([][]string, len(s.indices))...)
+	} else {
+		s.vals = append(s.vals, vals...)
+	}
 	moveIndexEntries(s.indices, key, nil, vals)
-}
-
-// putCopy is put for values the caller keeps ownership of: they are copied into the key's
-// cached values when those have the same length (written only under the store's write lock),
-// and cloned otherwise.
-func (s *storeState) putCopy(key string, obj interface{}, vals [][]string) {
-	if slot, ok := s.slots[key]; ok {
-		old := s.vals[slot]
-		moveIndexEntries(s.indices, key, old, vals)
-		s.objs[slot] = obj
-		switch {
-		case len(vals) == 0:
-			s.vals[slot] = nil
-		case len(old) == len(vals):
-			copy(old, vals)
-		default:
-			s.vals[slot] = slices.Clone(vals)
-		}
-		return
-	}
-	var own [][]string
-	if len(vals) > 0 {
-		own = slices.Clone(vals)
-	}
-	s.put(key, obj, own)
 }
 
 // remove deletes key and its index entries; the last slot moves into the freed one.
@@ -209,20 +201,23 @@ func (s *storeState) remove(key string) {
 	if !ok {
 		return
 	}
-	moveIndexEntries(s.indices, key, s.vals[slot], nil)
+	moveIndexEntries(s.indices, key, s.valsAt(slot), nil)
 	delete(s.slots, key)
 	last := len(s.keys) - 1
 	if slot != last {
-		s.keys[slot], s.objs[slot], s.vals[slot] = s.keys[last], s.objs[last], s.vals[last]
+		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
+		copy(s.valsAt(slot), s.valsAt(last))
 		s.slots[s.keys[slot]] = slot
 	}
 	// Clear the vacated slot so the backing arrays do not keep the object alive.
-	s.keys[last], s.objs[last], s.vals[last] = "", nil, nil
-	s.keys, s.objs, s.vals = s.keys[:last], s.objs[:last], s.vals[:last]
+	s.keys[last], s.objs[last] = "", nil
+	clear(s.valsAt(last))
+	k := len(s.indices)
+	s.keys, s.objs, s.vals = s.keys[:last], s.objs[:last], s.vals[:last*k]
 	if c := cap(s.keys); c > 1024 && last < c/4 {
 		s.keys = append(make([]string, 0, 2*last), s.keys...)
 		s.objs = append(make([]interface{}, 0, 2*last), s.objs...)
-		s.vals = append(make([][][]string, 0, 2*last), s.vals...)
+		s.vals = append(make([][]string, 0, 2*last*k), s.vals...)
 	}
 }
 
@@ -243,9 +238,8 @@ func (c *threadSafeMap) Update(key string, obj interface{}) {
 // update is Update returning the IndexFunc error.
 func (c *threadSafeMap) update(key string, obj interface{}) error {
 	set := c.indexers.Load()
-	// The values go to a stack buffer: putCopy copies them only when the key's cached values
-	// cannot be overwritten in place, so an update allocates nothing beyond what the index
-	// functions return.
+	// The values go to a stack buffer, which put copies into the store's flat value array, so
+	// an update allocates nothing beyond what the index functions return.
 	var buf [4][]string
 	var vals [][]string
 	if obj != nil && len(set.funcs) > 0 {
@@ -266,7 +260,7 @@ func (c *threadSafeMap) update(key string, obj interface{}) error {
 	if err != nil {
 		return err
 	}
-	c.state.putCopy(key, obj, vals)
+	c.state.put(key, obj, vals)
 	c.gen++
 	if hasRV {
 		c.setRVLocked(rv)
@@ -369,8 +363,9 @@ func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersi
 		slot := failed[i]
 		key := next.keys[slot]
 		if old, ok := c.state.slots[key]; ok {
-			next.objs[slot], next.vals[slot] = c.state.objs[old], c.state.vals[old]
-			moveIndexEntries(next.indices, key, nil, next.vals[slot])
+			next.objs[slot] = c.state.objs[old]
+			copy(next.valsAt(slot), c.state.valsAt(old))
+			moveIndexEntries(next.indices, key, nil, next.valsAt(slot))
 		} else {
 			next.remove(key)
 		}
@@ -396,25 +391,21 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 		s.keys = append(s.keys, key)
 		s.objs = append(s.objs, objs[i])
 	}
-	s.vals = make([][][]string, len(s.keys))
+	s.vals = s.vals[:len(s.keys)*len(set.funcs)] // newStoreState made room
 	if len(set.funcs) == 0 {
 		return s, nil, nil
 	}
-	// One allocation holds every object's value lists.
-	k := len(set.funcs)
-	chunk := make([][]string, len(s.keys)*k)
 	for slot, key := range s.keys {
 		if s.objs[slot] == nil {
 			continue
 		}
-		vals := chunk[slot*k : (slot+1)*k : (slot+1)*k]
+		vals := s.valsAt(slot)
 		if err := set.valuesInto(key, s.objs[slot], 0, vals); err != nil {
 			clear(vals)
 			failed = append(failed, slot)
 			errs = append(errs, err)
 			continue
 		}
-		s.vals[slot] = vals
 		for i, vs := range vals {
 			for _, v := range vs {
 				s.indices[i].insert(v, key)
@@ -555,20 +546,24 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 			return err
 		}
 	}
-	from := len(set.funcs)
+	// Widen every slot's values from the old number of indices to the new one.
+	from, to := len(set.funcs), len(next.funcs)
+	widened := make([][]string, len(c.state.keys)*to)
+	for slot := range c.state.keys {
+		row := widened[slot*to : (slot+1)*to]
+		copy(row, c.state.valsAt(slot))
+		if vals[slot] != nil { // nil for a nil object: indexed under nothing
+			copy(row[from:], vals[slot][from:])
+		}
+	}
 	for range newIndexers {
 		c.state.indices = append(c.state.indices, index{})
 	}
+	c.state.vals = widened
 	for slot, key := range c.state.keys {
-		v := vals[slot]
-		if v == nil {
-			continue // a nil object: indexed under nothing
-		}
-		copy(v, c.state.vals[slot])
-		c.state.vals[slot] = v
-		for i := from; i < len(v); i++ {
-			for _, value := range v[i] {
-				c.state.indices[i].insert(value, key)
+		for i, vs := range c.state.valsAt(slot)[from:] {
+			for _, value := range vs {
+				c.state.indices[from+i].insert(value, key)
 			}
 		}
 	}
