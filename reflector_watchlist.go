@@ -1,0 +1,304 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"k8s.io/utils/trace"
+)
+
+// transformedReplacer is implemented by stores whose Transformer would otherwise run twice on
+// the objects of a streaming watch-list.
+//
+// The Reflector buffers the initial events of a watch-list until the bookmark that ends them,
+// and runs the store's Transformer on each object as it buffers it, so that the buffer holds
+// transformed (typically much smaller) objects: buffering them untransformed would bring back
+// the memory peak that transformers exist to avoid. The store's Replace then transforms every
+// object a second time (client-go behaves so; see reference §4.5), which costs time and
+// requires transforms to be idempotent. A store implementing replaceTransformed receives the
+// buffered objects there instead of through Replace, and must not transform them again; it is
+// otherwise Replace. The method is unexported: only this package's stores can implement it.
+type transformedReplacer interface {
+	replaceTransformed(list []interface{}, resourceVersion string) error
+}
+
+// watchList fills the store from a streaming watch-list: a watch with SendInitialEvents that
+// starts with an Added event for every object and marks the end of that initial state with a
+// bookmark annotated k8s.io/initial-events-end. It returns the still-open watch, on which the
+// steady-state watch continues.
+//
+// It asks for the last resource version (data at least that new), or "" (the newest data) when
+// there is none or it was refused. A refused connection or a 429 waits the backoff (or until ctx
+// is cancelled: client-go's wait ignores the context, reference §4.13) and tries again; an
+// expired or too-large resource version tries again at once from ""; a stream that closes
+// without the bookmark tries again. Any other error is returned: the caller falls back to a
+// LIST. It returns (nil, nil) when ctx is cancelled.
+//
+// The store is not touched until the bookmark arrives; then it gets one Replace.
+func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
+	logger := klog.FromContext(ctx)
+	var transform TransformFunc
+	if ts, ok := r.store.(TransformingStore); ok {
+		transform = ts.Transformer()
+	}
+	initTrace := trace.New("Reflector WatchList", trace.Field{Key: "name", Value: r.name})
+	defer initTrace.LogIfLong(10 * time.Second)
+	listStart := r.clock.Now()
+	r.metrics.lists.Inc()
+
+	var (
+		w               watch.Interface
+		buffer          *watchListBuffer
+		resourceVersion string
+	)
+	for {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		resourceVersion = ""
+		buffer = newWatchListBuffer(transform)
+		options := metav1.ListOptions{
+			ResourceVersion:      r.rewatchResourceVersion(),
+			AllowWatchBookmarks:  true,
+			SendInitialEvents:    ptr.To(true),
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			TimeoutSeconds:       r.watchTimeoutSeconds(),
+		}
+		start := r.clock.Now()
+		var err error
+		w, err = r.listerWatcher.WatchWithContext(ctx, options)
+		if err == nil && w == nil {
+			err = errNilWatch
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil
+			}
+			if r.retryWatchList(ctx, err) {
+				continue
+			}
+			return nil, err
+		}
+		h := r.newWatchHandler(buffer, true)
+		done, err := h.consume(ctx, start, w, nil, func(rv string, pastSyntheticAdds bool) {
+			if pastSyntheticAdds {
+				resourceVersion = rv
+			}
+		})
+		if err != nil {
+			// consume stopped w.
+			if errors.Is(err, errorStopRequested) {
+				return nil, nil
+			}
+			if r.retryWatchList(ctx, err) {
+				continue
+			}
+			return nil, err
+		}
+		if done {
+			break
+		}
+	}
+
+	items := buffer.list()
+	initTrace.Step("Objects streamed", trace.Field{Key: "count", Value: len(items)})
+	r.setIsLastSyncResourceVersionUnavailable(false)
+	r.checkWatchListConsistencyIfRequested(ctx, resourceVersion, transform, items)
+
+	var err error
+	if tr, ok := r.store.(transformedReplacer); ok && transform != nil {
+		err = tr.replaceTransformed(items, resourceVersion)
+	} else {
+		err = r.store.Replace(items, resourceVersion)
+	}
+	if err != nil {
+		w.Stop()
+		return nil, fmt.Errorf("unable to sync watch-list result: %w", err)
+	}
+	initTrace.Step("SyncWith done")
+	r.setLastSyncResourceVersion(resourceVersion)
+	r.metrics.listDuration.Observe(r.clock.Since(listStart).Seconds())
+	r.metrics.itemsInList.Observe(float64(len(items)))
+	logger.V(4).Info("Watch-list finished", "reflector", r.name, "items", len(items), "resourceVersion", resourceVersion)
+	return w, nil
+}
+
+// retryWatchList reports whether a watch-list that failed with err should be tried again, after
+// doing what the retry needs: waiting the backoff for a refused connection or a 429 (cut short
+// when ctx is cancelled; the caller then sees ctx done), or marking the last resource version
+// unavailable when the server refused it.
+func (r *Reflector) retryWatchList(ctx context.Context, err error) bool {
+	switch {
+	case isWatchErrorRetriable(err):
+		klog.FromContext(ctx).V(2).Info("watch-list failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
+		r.nextBackoff(ctx)
+		return true
+	case isExpiredError(err) || isTooLargeResourceVersionError(err):
+		r.setIsLastSyncResourceVersionUnavailable(true)
+		return true
+	}
+	return false
+}
+
+// watchListBuffer holds the initial events of a watch-list, in arrival order, keyed like the
+// informer's store. It is used by one goroutine.
+type watchListBuffer struct {
+	transform TransformFunc
+	index     map[string]int
+	entries   []watchListEntry
+	live      int
+}
+
+type watchListEntry struct {
+	obj     interface{}
+	deleted bool
+}
+
+func newWatchListBuffer(transform TransformFunc) *watchListBuffer {
+	return &watchListBuffer{transform: transform, index: map[string]int{}}
+}
+
+var _ ReflectorStore = &watchListBuffer{}
+
+// Add buffers obj, transformed, replacing any object with its key.
+func (b *watchListBuffer) Add(obj interface{}) error {
+	if b.transform != nil {
+		var err error
+		if obj, err = b.transform(obj); err != nil {
+			return err
+		}
+	}
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return KeyError{Obj: obj, Err: err}
+	}
+	if i, ok := b.index[key]; ok {
+		b.entries[i].obj = obj
+		return nil
+	}
+	b.index[key] = len(b.entries)
+	b.entries = append(b.entries, watchListEntry{obj: obj})
+	b.live++
+	return nil
+}
+
+// Update is Add.
+func (b *watchListBuffer) Update(obj interface{}) error { return b.Add(obj) }
+
+// Delete drops the object with obj's key.
+func (b *watchListBuffer) Delete(obj interface{}) error {
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		return KeyError{Obj: obj, Err: err}
+	}
+	if i, ok := b.index[key]; ok {
+		b.entries[i] = watchListEntry{deleted: true}
+		delete(b.index, key)
+		b.live--
+	}
+	return nil
+}
+
+// Replace is not used during a watch-list; it makes list the content, for completeness.
+func (b *watchListBuffer) Replace(list []interface{}, _ string) error {
+	*b = *newWatchListBuffer(b.transform)
+	for _, obj := range list {
+		if err := b.Add(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resync does nothing.
+func (b *watchListBuffer) Resync() error { return nil }
+
+// list returns the buffered objects in arrival order.
+func (b *watchListBuffer) list() []interface{} {
+	out := make([]interface{}, 0, b.live)
+	for _, e := range b.entries {
+		if !e.deleted {
+			out = append(out, e.obj)
+		}
+	}
+	return out
+}
+
+// initialEventsEndBookmarkWarningInterval is how often a watch-list that has not received the
+// bookmark ending its initial events logs a warning.
+const initialEventsEndBookmarkWarningInterval = 10 * time.Second
+
+// initialEventsEndBookmarkTicker warns, every interval, while the bookmark that ends the initial
+// events of a watch-list is overdue: no event at all yet, or none for an interval. It is a no-op
+// for steady-state watches and for clocks without tickers. Not safe for concurrent use.
+type initialEventsEndBookmarkTicker struct {
+	ticker     clock.Ticker // nil for the no-op ticker
+	clock      clock.Clock
+	name       string
+	logger     klog.Logger
+	interval   time.Duration
+	watchStart time.Time
+	lastEvent  time.Time
+}
+
+func newInitialEventsEndBookmarkTicker(logger klog.Logger, name string, c clock.Clock, watchStart time.Time, initialEvents bool) *initialEventsEndBookmarkTicker {
+	t := &initialEventsEndBookmarkTicker{clock: c, name: name, logger: logger, interval: initialEventsEndBookmarkWarningInterval, watchStart: watchStart}
+	if !initialEvents {
+		return t
+	}
+	wt, ok := c.(clock.WithTicker)
+	if !ok {
+		logger.Info("Warning: clock does not support WithTicker interface but exitOnInitialEventsEndBookmark was requested")
+		return t
+	}
+	t.ticker = wt.NewTicker(t.interval)
+	return t
+}
+
+// C returns the tick channel, nil (never ready) for the no-op ticker.
+func (t *initialEventsEndBookmarkTicker) C() <-chan time.Time {
+	if t.ticker == nil {
+		return nil
+	}
+	return t.ticker.C()
+}
+
+// Stop stops the ticker.
+func (t *initialEventsEndBookmarkTicker) Stop() {
+	if t.ticker != nil {
+		t.ticker.Stop()
+	}
+}
+
+func (t *initialEventsEndBookmarkTicker) observeLastEventTimeStamp(ts time.Time) {
+	t.lastEvent = ts
+}
+
+// warnIfExpired logs the warning when it is due.
+func (t *initialEventsEndBookmarkTicker) warnIfExpired() {
+	if err := t.produceWarningIfExpired(); err != nil {
+		t.logger.Info("Warning: event bookmark expired", "err", err)
+	}
+}
+
+// produceWarningIfExpired returns the warning to log, or nil when none is due.
+func (t *initialEventsEndBookmarkTicker) produceWarningIfExpired() error {
+	if t.ticker == nil {
+		return nil
+	}
+	if t.lastEvent.IsZero() {
+		return fmt.Errorf("%s: awaiting required bookmark event for initial events stream, no events received for %v", t.name, t.clock.Since(t.watchStart))
+	}
+	elapsed := t.clock.Since(t.lastEvent)
+	if elapsed < t.interval {
+		return nil
+	}
+	return fmt.Errorf("%s: hasn't received required bookmark event marking the end of initial events stream, received last event %v ago", t.name, elapsed)
+}
