@@ -74,10 +74,10 @@ func TestReflectorListThenWatch(t *testing.T) {
 type reflTestOutcome int
 
 const (
-	reflTestRewatchNow      reflTestOutcome = iota // a new watch at once, same round
-	reflTestRewatchBackoff                         // a new watch after the backoff delay
-	reflTestReturnNil                              // ListAndWatch returns nil (the caller relists)
-	reflTestReturnErr                              // ListAndWatch returns an error
+	reflTestRewatchNow     reflTestOutcome = iota // a new watch at once, same round
+	reflTestRewatchBackoff                        // a new watch after the backoff delay
+	reflTestReturnNil                             // ListAndWatch returns nil (the caller relists)
+	reflTestReturnErr                             // ListAndWatch returns an error
 )
 
 func TestReflectorWatchFailures(t *testing.T) {
