@@ -209,6 +209,13 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 	return r
 }
 
+// NewNamespaceKeyedIndexerAndReflector returns an Indexer keyed by MetaNamespaceKeyFunc, with a
+// NamespaceIndex, and a Reflector that fills it from lw.
+func NewNamespaceKeyedIndexerAndReflector(lw ListerWatcher, expectedType interface{}, resyncPeriod time.Duration) (indexer Indexer, reflector *Reflector) {
+	indexer = NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	return indexer, NewReflector(lw, expectedType, indexer, resyncPeriod)
+}
+
 // typeDescriptionOf is the default TypeDescription for expectedType.
 func typeDescriptionOf(expectedType interface{}) string {
 	if expectedType == nil {
