@@ -11,6 +11,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -236,12 +237,6 @@ func (s *reflTestSource) watcher(t *testing.T, i int) *watch.FakeWatcher {
 	return s.watchers[i]
 }
 
-func (s *reflTestSource) numWatchers() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.watchers)
-}
-
 // reflTestRun starts fn on its own goroutine and returns a function that cancels ctx and waits
 // for fn to return.
 func reflTestRun(t *testing.T, fn func(ctx context.Context)) (stop func()) {
@@ -274,6 +269,12 @@ func reflTestStep(c *clocktesting.FakeClock, d time.Duration) {
 	synctest.Wait()
 	c.Step(d)
 	synctest.Wait()
+}
+
+// reflTestGone returns a 410 Gone error, what servers before 1.18 sent for an expired
+// resource version (apierrors.NewGone is deprecated).
+func reflTestGone() *apierrors.StatusError {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonGone, Message: "gone"}}
 }
 
 // reflTestJoin formats ops for comparisons.

@@ -130,7 +130,7 @@ func TestReflectorListErrors(t *testing.T) {
 			results:     []reflTestListResult{{err: apierrors.NewResourceExpired("old")}, {obj: reflTestPodList("60", reflTestPod("a", "1"))}},
 			wantListRVs: []string{"42", ""}, wantReplaced: true},
 		{name: "gone retries at once",
-			results:     []reflTestListResult{{err: apierrors.NewGone("old")}, {obj: reflTestPodList("60")}},
+			results:     []reflTestListResult{{err: reflTestGone()}, {obj: reflTestPodList("60")}},
 			wantListRVs: []string{"42", ""}, wantReplaced: true},
 		{name: "too large retries at once",
 			results:     []reflTestListResult{{err: tooLarge}, {obj: reflTestPodList("60")}},

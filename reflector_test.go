@@ -92,7 +92,7 @@ func TestReflectorWatchFailures(t *testing.T) {
 	}{
 		{name: "closed after events", stream: func(w *watch.FakeWatcher) { w.Add(reflTestPod("x", "11")); w.Stop() }, want: reflTestRewatchNow},
 		{name: "expired in stream", stream: func(w *watch.FakeWatcher) { w.Error(status(apierrors.NewResourceExpired("too old"))) }, want: reflTestReturnNil},
-		{name: "gone in stream", stream: func(w *watch.FakeWatcher) { w.Error(status(apierrors.NewGone("gone"))) }, want: reflTestReturnNil},
+		{name: "gone in stream", stream: func(w *watch.FakeWatcher) { w.Error(status(reflTestGone())) }, want: reflTestReturnNil},
 		{name: "429 in stream", stream: func(w *watch.FakeWatcher) { w.Error(status(apierrors.NewTooManyRequests("slow down", 1))) }, want: reflTestRewatchBackoff},
 		{name: "500 in stream, retries allowed", maxInternal: time.Minute, stream: func(w *watch.FakeWatcher) { w.Error(status(apierrors.NewInternalError(errors.New("boom")))) }, want: reflTestRewatchNow},
 		{name: "500 in stream, no retries", stream: func(w *watch.FakeWatcher) { w.Error(status(apierrors.NewInternalError(errors.New("boom")))) }, want: reflTestReturnNil},
