@@ -84,16 +84,14 @@ func processDeltas(
 // listed object, in list order. Handlers thus never see an event the store does not reflect
 // yet.
 func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
-	newKeys, err := replacementKeys(info.Objects, keyFunc)
+	_, newKeys, err := replacementKeys(info.Objects, keyFunc)
 	if err != nil {
 		return err
 	}
 	var deletions []DeletedFinalStateUnknown
-	if err := reconcileReplacement(logger, nil, clientState, newKeys, keyFunc, func(tombstone DeletedFinalStateUnknown) {
+	reconcileReplacement(logger, nil, clientState, newKeys, func(tombstone DeletedFinalStateUnknown) {
 		deletions = append(deletions, tombstone)
-	}); err != nil {
-		return err
-	}
+	})
 	// olds[i] is the stored state of info.Objects[i], or nil if it is new.
 	olds := make([]interface{}, len(info.Objects))
 	for i, obj := range info.Objects {

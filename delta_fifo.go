@@ -350,12 +350,13 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			// HasSynced never run ahead of the consumer.
 			defer f.countInitialProcessedLocked(1)
 		}
+		if depth <= fifoTraceMinDepth {
+			return item, process(item, isInInitialList)
+		}
 		start := f.clock.Now()
 		err := process(item, isInInitialList)
-		if depth > fifoTraceMinDepth {
-			logSlowProcessing(f.logger, "DeltaFIFO Pop Process", f.clock.Since(start), fifoSlowProcessThreshold,
-				"ID", id, "Depth", depth)
-		}
+		logSlowProcessing(f.logger, "DeltaFIFO Pop Process", f.clock.Since(start), fifoSlowProcessThreshold,
+			"ID", id, "Depth", depth)
 		return item, err
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"sync"
 )
 
-// queueRingMinCap is the smallest capacity a queueRing allocates, and the size below which it
-// never shrinks.
-const queueRingMinCap = 16
+// queueRingFirstCap is the capacity a queueRing allocates for its first element, and
+// queueRingMinCap the capacity below which it never shrinks.
+const (
+	queueRingFirstCap = 4
+	queueRingMinCap   = 16
+)
 
 // queueRing is the FIFO storage of DeltaFIFO (keys) and RealFIFO (deltas): a growable ring
 // buffer. Unlike a slice that is re-sliced from the front, it reuses its storage, clears every
@@ -31,7 +34,7 @@ func (r *queueRing[T]) At(i int) T {
 // PushBack appends v.
 func (r *queueRing[T]) PushBack(v T) {
 	if r.n == len(r.buf) {
-		r.resize(max(queueRingMinCap, 2*len(r.buf)))
+		r.resize(max(queueRingFirstCap, 2*len(r.buf)))
 	}
 	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
 	r.n++

@@ -100,6 +100,9 @@ type RealFIFO struct {
 	emitDeltaTypeBookmark bool
 	identifier            InformerNameAndResource
 	metrics               *fifoMetrics
+	// timeAlways says that every process call is timed (metrics are published); otherwise
+	// only calls that may be logged as slow are.
+	timeAlways bool
 	// clock times process calls for metrics and the slow-processing log.
 	clock clock.PassiveClock
 
@@ -107,8 +110,9 @@ type RealFIFO struct {
 	synced chan struct{}
 
 	// mu guards the fields below it.
-	mu     sync.Mutex
-	items  queueRing[Delta]
+	mu sync.Mutex
+	// items holds the queued deltas with their keys, computed once when they were queued.
+	items  queueRing[keyedDelta]
 	waker  popWaker
 	closed bool
 	// populated is set by the first Replace, or by an Add, Update or Delete before it.
@@ -120,6 +124,13 @@ type RealFIFO struct {
 	syncedClosed bool
 	// batchKeys is PopBatch's scratch set of the keys in the batch being built.
 	batchKeys map[string]struct{}
+}
+
+// keyedDelta is a queued delta and the key of its object ("" for ReplacedAll, SyncAll and
+// Bookmark).
+type keyedDelta struct {
+	Delta
+	key string
 }
 
 var (
@@ -162,10 +173,10 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		emitDeltaTypeBookmark: opts.EmitDeltaTypeBookmark,
 		identifier:            opts.Identifier,
 		metrics:               newFIFOMetrics(opts.Identifier, opts.MetricsProvider),
+		timeAlways:            opts.Identifier.Reserved(),
 		clock:                 clock.RealClock{},
 		synced:                make(chan struct{}),
 		waker:                 newPopWaker(),
-		batchKeys:             map[string]struct{}{},
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
@@ -283,9 +294,15 @@ func (f *RealFIFO) Delete(obj interface{}) error {
 	return f.record(Deleted, obj)
 }
 
-// record queues a watch event. The key check and the transform run before the lock is taken.
+// record queues a watch event. The key and the transform are computed before the lock is
+// taken; the key is kept with the delta, so that it is computed only once.
 func (f *RealFIFO) record(action DeltaType, obj interface{}) error {
-	obj, err := f.prepare(obj, true)
+	key, err := f.keyOf(obj)
+	if err != nil {
+		err = KeyError{obj, err}
+	} else if _, isTombstone := obj.(DeletedFinalStateUnknown); !isTombstone && f.transformer != nil {
+		obj, err = f.transformer(obj)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.populated = true
@@ -293,28 +310,13 @@ func (f *RealFIFO) record(action DeltaType, obj interface{}) error {
 	if err != nil {
 		return err
 	}
-	f.pushLocked(Delta{Type: action, Object: obj})
+	f.pushLocked(Delta{Type: action, Object: obj}, key)
 	return nil
 }
 
-// prepare checks that obj has a key and, if transform is set, applies the transformer to it
-// unless it is a tombstone.
-func (f *RealFIFO) prepare(obj interface{}, transform bool) (interface{}, error) {
-	if _, err := f.keyOf(obj); err != nil {
-		return nil, KeyError{obj, err}
-	}
-	if !transform || f.transformer == nil {
-		return obj, nil
-	}
-	if _, isTombstone := obj.(DeletedFinalStateUnknown); isTombstone {
-		return obj, nil
-	}
-	return f.transformer(obj)
-}
-
-// pushLocked queues d and wakes the consumer.
-func (f *RealFIFO) pushLocked(d Delta) {
-	f.items.PushBack(d)
+// pushLocked queues d, whose object has the given key, and wakes the consumer.
+func (f *RealFIFO) pushLocked(d Delta, key string) {
+	f.items.PushBack(keyedDelta{Delta: d, key: key})
 	f.waker.wakeLocked()
 	f.metrics.numberOfQueuedItem.Set(float64(f.items.Len()))
 }
@@ -327,7 +329,7 @@ func (f *RealFIFO) Bookmark(resourceVersion string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pushLocked(Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}})
+	f.pushLocked(Delta{Type: Bookmark, Object: BookmarkInfo{ResourceVersion: resourceVersion}}, "")
 	return nil
 }
 
@@ -376,7 +378,9 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 		return nil, ErrFIFOClosed
 	}
 	isInInitialList := !f.syncedClosed
-	item := Deltas{f.items.PopFront()}
+	popped := f.items.PopFront()
+	// Boxed once: the same interface value goes to process and back to the caller.
+	var item interface{} = Deltas{popped.Delta}
 	depth := f.items.Len()
 	if depth > 0 {
 		f.waker.wakeLocked()
@@ -386,36 +390,49 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	}
 	f.metrics.numberOfQueuedItem.Set(float64(depth))
 
-	start := f.clock.Now()
-	err := f.processLocked(func() error { return process(item, isInInitialList) })
-	if depth > fifoTraceMinDepth {
-		f.logSlow("RealFIFO Pop Process", item[0], depth, 0, f.clock.Since(start), fifoSlowProcessThreshold)
+	if f.releaseForProcessingLocked() {
+		defer f.mu.Lock()
+	}
+	timed := f.timeAlways || depth > fifoTraceMinDepth
+	var start time.Time
+	if timed {
+		start = f.clock.Now()
+	}
+	err := process(item, isInInitialList)
+	if timed {
+		f.observeProcessing("RealFIFO Pop Process", popped.key, depth, 0, f.clock.Since(start), fifoSlowProcessThreshold)
 	}
 	return item, err
 }
 
-// processLocked runs process and records its latency. mu must be held; it is released while
-// process runs if UnlockWhileProcessing is set and fewer than two batches are queued, and held
-// again when processLocked returns (even if process panics).
-func (f *RealFIFO) processLocked(process func() error) error {
+// releaseForProcessingLocked releases mu for the process call if UnlockWhileProcessing is set
+// and fewer than two batches are queued (more means the consumer is behind: holding the lock
+// then slows producers down). It reports whether it did; the caller must then lock mu again
+// once process returns, panics included.
+func (f *RealFIFO) releaseForProcessingLocked() bool {
 	if f.unlockWhileProcessing && f.items.Len() < 2*f.batchSize {
 		f.mu.Unlock()
-		defer f.mu.Lock()
+		return true
 	}
-	start := f.clock.Now()
-	err := process()
-	f.metrics.processingLatency.Observe(f.clock.Since(start).Seconds())
-	return err
+	return false
+}
+
+// observeProcessing records how long a process call took, and logs it if it took at least
+// threshold while more than fifoTraceMinDepth deltas were queued. It touches no guarded field.
+func (f *RealFIFO) observeProcessing(msg, key string, depth, batchSize int, elapsed, threshold time.Duration) {
+	f.metrics.processingLatency.Observe(elapsed.Seconds())
+	if depth > fifoTraceMinDepth {
+		f.logSlow(msg, key, depth, batchSize, elapsed, threshold)
+	}
 }
 
 // logSlow logs a slow Pop or PopBatch (batchSize > 0) with the key of its first delta, the
 // queue depth and the queue's identity.
-func (f *RealFIFO) logSlow(msg string, first Delta, depth, batchSize int, elapsed, threshold time.Duration) {
+func (f *RealFIFO) logSlow(msg, key string, depth, batchSize int, elapsed, threshold time.Duration) {
 	if elapsed < threshold {
 		return
 	}
-	id, _ := f.keyOf(first)
-	kv := []interface{}{"ID", id, "Depth", depth}
+	kv := []interface{}{"ID", key, "Depth", depth}
 	if batchSize > 0 {
 		kv = append(kv, "BatchSize", batchSize)
 	}

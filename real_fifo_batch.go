@@ -23,9 +23,11 @@ var batchableDeltaTypes = map[DeltaType]bool{
 // A batch holds at most 1000 deltas, all of batchable types (Added, Updated, Deleted,
 // Replaced, Sync) and of distinct objects. It ends before the first delta that is not
 // batchable (which, if it comes first, is handed out alone), before a second delta for an
-// object already in the batch, at the end of the first Replace's population (so the initial
-// list and later changes are never mixed), and after a delta whose key cannot be computed
-// (that delta is included, and logged, so that the consumer sees and reports it).
+// object already in the batch, and at the end of the first Replace's population (so the
+// initial list and later changes are never mixed). Objects are told apart by the key computed
+// when they were queued; client-go computes keys again here and also ends a batch at an
+// object whose key can no longer be computed, which only a key function that changes its
+// mind can cause.
 //
 // Locking and the slow-processing log ("RealFIFO PopBatch Process", threshold 100ms per
 // delta, at most 1s) are as for Pop.
@@ -36,6 +38,7 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		return ErrFIFOClosed
 	}
 	isInInitialList := !f.syncedClosed
+	firstKey := f.items.At(0).key
 	batch := f.takeBatchLocked()
 	depth := f.items.Len()
 	if depth > 0 {
@@ -46,17 +49,23 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 	}
 	f.metrics.numberOfQueuedItem.Set(float64(depth))
 
-	start := f.clock.Now()
+	if f.releaseForProcessingLocked() {
+		defer f.mu.Lock()
+	}
+	timed := f.timeAlways || depth > fifoTraceMinDepth
+	var start time.Time
+	if timed {
+		start = f.clock.Now()
+	}
 	var err error
 	if len(batch) == 1 {
-		single := Deltas(batch)
-		err = f.processLocked(func() error { return processSingle(single, isInInitialList) })
+		err = processSingle(Deltas(batch), isInInitialList)
 	} else {
-		err = f.processLocked(func() error { return processBatch(batch, isInInitialList) })
+		err = processBatch(batch, isInInitialList)
 	}
-	if depth > fifoTraceMinDepth {
+	if timed {
 		threshold := min(time.Duration(len(batch))*fifoSlowProcessThreshold, fifoSlowBatchThreshold)
-		f.logSlow("RealFIFO PopBatch Process", batch[0], depth, len(batch), f.clock.Since(start), threshold)
+		f.observeProcessing("RealFIFO PopBatch Process", firstKey, depth, len(batch), f.clock.Since(start), threshold)
 	}
 	return err
 }
@@ -67,12 +76,14 @@ func (f *RealFIFO) takeBatchLocked() []Delta {
 	if f.initialPopulationCount > 0 {
 		limit = min(limit, f.initialPopulationCount)
 	}
-	first := f.items.At(0)
-	if !batchableDeltaTypes[first.Type] || limit == 1 {
+	if first := f.items.At(0); !batchableDeltaTypes[first.Type] || limit == 1 {
 		f.items.PopFront()
-		return []Delta{first}
+		return []Delta{first.Delta}
 	}
 
+	if f.batchKeys == nil {
+		f.batchKeys = make(map[string]struct{}, limit)
+	}
 	clear(f.batchKeys)
 	n := 0
 	for ; n < limit; n++ {
@@ -80,26 +91,17 @@ func (f *RealFIFO) takeBatchLocked() []Delta {
 		if !batchableDeltaTypes[d.Type] {
 			break
 		}
-		key, err := f.keyOf(d)
-		if err != nil {
-			// Only a key function that changed its mind since the delta was queued gets
-			// here. Hand the delta to the consumer, whose own key lookup will report it, and
-			// end the batch so that the batch's objects stay distinct.
-			f.logger.Error(err, "Cannot compute the key of a queued delta; ending the batch with it", "type", d.Type)
-			n++
+		if _, dup := f.batchKeys[d.key]; dup {
 			break
 		}
-		if _, dup := f.batchKeys[key]; dup {
-			break
-		}
-		f.batchKeys[key] = struct{}{}
+		f.batchKeys[d.key] = struct{}{}
 	}
 	batch := make([]Delta, n)
 	for i := range batch {
-		batch[i] = f.items.PopFront()
+		batch[i] = f.items.PopFront().Delta
 	}
 	if len(f.batchKeys) > 2*defaultBatchSize {
-		f.batchKeys = map[string]struct{}{} // do not keep an oversized map (tests may raise batchSize)
+		f.batchKeys = nil // do not keep an oversized map (tests may raise batchSize)
 	}
 	return batch
 }

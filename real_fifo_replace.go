@@ -23,10 +23,11 @@ import (
 // by then. Keys and transforms are computed before anything is queued, so a KeyError or a
 // transformer error leaves the queue untouched. Replace takes ownership of newItems.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	var keys []string
 	var newKeys sets.Set[string]
 	if !f.emitAtomicEvents {
 		var err error
-		if newKeys, err = replacementKeys(newItems, f.keyOf); err != nil {
+		if keys, newKeys, err = replacementKeys(newItems, f.keyOf); err != nil {
 			return err
 		}
 	}
@@ -46,17 +47,14 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.emitAtomicEvents {
-		f.pushLocked(Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: newItems}})
+		f.pushLocked(Delta{Type: ReplacedAll, Object: ReplacedAllInfo{ResourceVersion: resourceVersion, Objects: newItems}}, "")
 	} else {
-		err := reconcileReplacement(f.logger, f.queuedLocked(), f.knownObjects, newKeys, f.keyOf,
+		reconcileReplacement(f.logger, f.queuedLocked(), f.knownObjects, newKeys,
 			func(tombstone DeletedFinalStateUnknown) {
-				f.pushLocked(Delta{Type: Deleted, Object: tombstone})
+				f.pushLocked(Delta{Type: Deleted, Object: tombstone}, tombstone.Key)
 			})
-		if err != nil {
-			return err
-		}
-		for _, obj := range newItems {
-			f.pushLocked(Delta{Type: Replaced, Object: obj})
+		for i, obj := range newItems {
+			f.pushLocked(Delta{Type: Replaced, Object: obj}, keys[i])
 		}
 	}
 
@@ -68,57 +66,55 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 	return nil
 }
 
-// queuedLocked iterates over the queued deltas, oldest first. The queue must not change during
-// the iteration.
-func (f *RealFIFO) queuedLocked() iter.Seq[Delta] {
-	return func(yield func(Delta) bool) {
+// queuedLocked iterates over the queued deltas and their keys, oldest first. The queue must
+// not change during the iteration.
+func (f *RealFIFO) queuedLocked() iter.Seq2[string, Delta] {
+	return func(yield func(string, Delta) bool) {
 		for i, n := 0, f.items.Len(); i < n; i++ {
-			if !yield(f.items.At(i)) {
+			d := f.items.At(i)
+			if !yield(d.key, d.Delta) {
 				return
 			}
 		}
 	}
 }
 
-// replacementKeys returns the keys of a new list, or a KeyError for the first object without
-// one.
-func replacementKeys(items []interface{}, keyOf KeyFunc) (sets.Set[string], error) {
-	keys := make(sets.Set[string], len(items))
-	for _, obj := range items {
+// replacementKeys returns the key of every object of a new list, in order, and their set, or
+// a KeyError for the first object without one.
+func replacementKeys(items []interface{}, keyOf KeyFunc) ([]string, sets.Set[string], error) {
+	keys := make([]string, len(items))
+	set := make(sets.Set[string], len(items))
+	for i, obj := range items {
 		key, err := keyOf(obj)
 		if err != nil {
-			return nil, KeyError{obj, err}
+			return nil, nil, KeyError{obj, err}
 		}
-		keys.Insert(key)
+		keys[i] = key
+		set.Insert(key)
 	}
-	return keys, nil
+	return keys, set, nil
 }
 
 // reconcileReplacement works out which objects a full list with keys newKeys deleted, and
 // calls onDelete with a tombstone for each, in this order:
 //
-//  1. keys of queued (oldest first) whose last queued delta is not Deleted (a queued deletion
-//     already says so); Obj is the last queued object;
+//  1. keys of queued (key and delta, oldest first) whose last queued delta is not Deleted (a
+//     queued deletion already says so); Obj is the last queued object;
 //  2. keys of known (in ListKeys order) that were not queued at all; Obj is the known object,
 //     or nil if the lookup fails or finds nothing (which is logged).
 //
-// queued and known may be nil. It fails only if a queued delta has no key.
+// queued and known may be nil.
 func reconcileReplacement(
 	logger klog.Logger,
-	queued iter.Seq[Delta],
+	queued iter.Seq2[string, Delta],
 	known KeyListerGetter,
 	newKeys sets.Set[string],
-	keyOf KeyFunc,
 	onDelete func(DeletedFinalStateUnknown),
-) error {
+) {
 	var queuedKeys []string
 	lastQueued := map[string]Delta{}
 	if queued != nil {
-		for d := range queued {
-			key, err := keyOf(d.Object)
-			if err != nil {
-				return KeyError{d.Object, err}
-			}
+		for key, d := range queued {
 			if _, seen := lastQueued[key]; !seen {
 				queuedKeys = append(queuedKeys, key)
 			}
@@ -137,7 +133,7 @@ func reconcileReplacement(
 	}
 
 	if known == nil {
-		return nil
+		return
 	}
 	for _, key := range known.ListKeys() {
 		if newKeys.Has(key) {
@@ -157,7 +153,6 @@ func reconcileReplacement(
 		}
 		onDelete(DeletedFinalStateUnknown{Key: key, Obj: obj})
 	}
-	return nil
 }
 
 // Resync asks the consumer to re-deliver what it knows. In atomic mode it queues one SyncAll
@@ -169,18 +164,14 @@ func (f *RealFIFO) Resync() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.emitAtomicEvents {
-		f.pushLocked(Delta{Type: SyncAll, Object: SyncAllInfo{}})
+		f.pushLocked(Delta{Type: SyncAll, Object: SyncAllInfo{}}, "")
 		return nil
 	}
 	if f.knownObjects == nil {
 		return nil
 	}
 	queuedKeys := make(sets.Set[string], f.items.Len())
-	for d := range f.queuedLocked() {
-		key, err := f.keyOf(d.Object)
-		if err != nil {
-			return KeyError{d, err}
-		}
+	for key := range f.queuedLocked() {
 		queuedKeys.Insert(key)
 	}
 	for _, key := range f.knownObjects.ListKeys() {
@@ -196,10 +187,11 @@ func (f *RealFIFO) Resync() error {
 			utilruntime.HandleErrorWithLogger(f.logger, nil, "Key does not exist in known objects store, unable to queue object for sync", "key", key)
 			continue
 		}
-		if _, err := f.keyOf(obj); err != nil {
+		id, err := f.keyOf(obj)
+		if err != nil {
 			return fmt.Errorf("couldn't queue object: %w", KeyError{obj, err})
 		}
-		f.pushLocked(Delta{Type: Sync, Object: obj})
+		f.pushLocked(Delta{Type: Sync, Object: obj}, id)
 	}
 	return nil
 }

@@ -756,38 +756,43 @@ func fifoTestDrainBatches(t *testing.T, f *RealFIFO) []string {
 	}
 }
 
-func TestRealFIFOPopBatchKeyError(t *testing.T) {
-	// A key function that fails for some objects once they are queued.
-	broken := map[string]bool{}
+// TestRealFIFOKeysAreComputedOnce checks that batches are cut by the keys computed when the
+// deltas were queued: a key function that later fails or changes its answers does not matter.
+func TestRealFIFOKeysAreComputedOnce(t *testing.T) {
+	calls := 0
+	mode := "normal"
 	keyFunc := func(obj interface{}) (string, error) {
-		item := obj.(*fifoTestItem)
-		if broken[item.Name] {
+		calls++
+		switch mode {
+		case "failing":
 			return "", errors.New("broken key")
+		case "constant":
+			return "same", nil
 		}
-		return item.Name, nil
+		return obj.(*fifoTestItem).Name, nil
 	}
 	cases := []struct {
-		name   string
-		keys   []string
-		broken []string
-		want   []string
+		name string
+		mode string
+		keys []string
+		want []string
 	}{
-		{"first broken is alone", []string{"x", "a"}, []string{"x"}, []string{"single: x", "single: a"}},
-		{"nth broken ends the batch with it", []string{"a", "b", "x", "c"}, []string{"x"}, []string{"a b x", "single: c"}},
-		{"two broken", []string{"a", "x", "y"}, []string{"x", "y"}, []string{"a x", "single: y"}},
+		{"a key function failing later", "failing", []string{"a", "b", "c"}, []string{"a b c"}},
+		{"a key function merging keys later", "constant", []string{"a", "b", "a", "c"}, []string{"a b", "a c"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clear(broken)
+			mode, calls = "normal", 0
 			f := NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, KeyFunction: keyFunc})
 			for _, k := range tc.keys {
 				if err := f.Add(fifoTestObj(k, 1)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for _, k := range tc.broken {
-				broken[k] = true
+			if calls != len(tc.keys) {
+				t.Errorf("key function called %d times for %d adds", calls, len(tc.keys))
 			}
+			mode = tc.mode
 			f.Close()
 			var got []string
 			names := func(ds []Delta) string {
