@@ -15,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kcache/cache/internal/features"
@@ -253,11 +255,26 @@ func reflTestRun(t *testing.T, fn func(ctx context.Context)) (stop func()) {
 	}
 }
 
+// reflTestNoErrorBackoff drops apimachinery's error-rate limiter (a 1ms time.Sleep after every
+// HandleError) until the end of the test: inside a synctest bubble that sleep, measured
+// against an error time recorded outside the bubble, would last for years of bubble time.
+// Errors are still logged.
+func reflTestNoErrorBackoff(t *testing.T) {
+	saved := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{
+		func(ctx context.Context, err error, msg string, kv ...interface{}) {
+			klog.FromContext(ctx).Error(err, msg, kv...)
+		},
+	}
+	t.Cleanup(func() { utilruntime.ErrorHandlers = saved })
+}
+
 // reflTestNew returns a reflector over src into store with a fake clock, the watch-list gate
 // off unless the test turns it on.
 func reflTestNew(t *testing.T, src *reflTestSource, store ReflectorStore) (*Reflector, *clocktesting.FakeClock) {
 	t.Helper()
 	features.SetForTesting(t, features.WatchListClient, false)
+	reflTestNoErrorBackoff(t)
 	c := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	r := NewReflectorWithOptions(src.lw(), &v1.Pod{}, store, ReflectorOptions{Name: "refl-test", Clock: c})
 	return r, c
