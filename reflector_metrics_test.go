@@ -39,13 +39,23 @@ func (m reflTestMetric) Set(v float64)     { m.record(v) }
 func (p *reflTestMetrics) m(name, metric string) reflTestMetric {
 	return reflTestMetric{p, name + "/" + metric}
 }
-func (p *reflTestMetrics) NewListsMetric(n string) CounterMetric         { return p.m(n, "lists") }
-func (p *reflTestMetrics) NewListDurationMetric(n string) SummaryMetric  { return p.m(n, "list_duration") }
-func (p *reflTestMetrics) NewItemsInListMetric(n string) SummaryMetric   { return p.m(n, "items_in_list") }
-func (p *reflTestMetrics) NewWatchesMetric(n string) CounterMetric       { return p.m(n, "watches") }
-func (p *reflTestMetrics) NewShortWatchesMetric(n string) CounterMetric  { return p.m(n, "short_watches") }
-func (p *reflTestMetrics) NewWatchDurationMetric(n string) SummaryMetric { return p.m(n, "watch_duration") }
-func (p *reflTestMetrics) NewItemsInWatchMetric(n string) SummaryMetric  { return p.m(n, "items_in_watch") }
+func (p *reflTestMetrics) NewListsMetric(n string) CounterMetric { return p.m(n, "lists") }
+func (p *reflTestMetrics) NewListDurationMetric(n string) SummaryMetric {
+	return p.m(n, "list_duration")
+}
+func (p *reflTestMetrics) NewItemsInListMetric(n string) SummaryMetric {
+	return p.m(n, "items_in_list")
+}
+func (p *reflTestMetrics) NewWatchesMetric(n string) CounterMetric { return p.m(n, "watches") }
+func (p *reflTestMetrics) NewShortWatchesMetric(n string) CounterMetric {
+	return p.m(n, "short_watches")
+}
+func (p *reflTestMetrics) NewWatchDurationMetric(n string) SummaryMetric {
+	return p.m(n, "watch_duration")
+}
+func (p *reflTestMetrics) NewItemsInWatchMetric(n string) SummaryMetric {
+	return p.m(n, "items_in_watch")
+}
 func (p *reflTestMetrics) NewLastResourceVersionMetric(n string) GaugeMetric {
 	return p.m(n, "last_rv")
 }
