@@ -207,12 +207,10 @@ type reflTestNoWatchListClient struct{}
 
 func (reflTestNoWatchListClient) IsWatchListSemanticsUnSupported() bool { return true }
 
-// reflTestTransformingStore counts the transforms applied to what it stores; with
-// preTransformed it also takes already-transformed watch-list results.
+// reflTestTransformingStore counts the transforms applied to what it stores.
 type reflTestTransformingStore struct {
 	*reflTestStore
-	calls          *atomic.Int32
-	preTransformed bool
+	calls *atomic.Int32
 }
 
 func (s reflTestTransformingStore) Transformer() TransformFunc {
