@@ -549,3 +549,10 @@ func BenchmarkListener(b *testing.B) {
 	})
 	wg.Wait()
 }
+
+// pendingForTest returns the number of queued notifications.
+func (p *processorListener) pendingForTest() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pending.Len()
+}

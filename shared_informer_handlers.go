@@ -1,0 +1,127 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/klog/v2"
+)
+
+// minimumResyncPeriod is the shortest resync period a handler can get; shorter requests are
+// raised to it.
+const minimumResyncPeriod = 1 * time.Second
+
+// AddEventHandler implements SharedInformer.
+func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
+}
+
+// AddEventHandlerWithResyncPeriod implements SharedInformer.
+func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
+	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+}
+
+// AddEventHandlerWithOptions implements SharedInformer. A nil handler is an error.
+func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	if handler == nil {
+		return nil, errors.New("cache: nil event handler")
+	}
+	s.startedMu.Lock()
+	defer s.startedMu.Unlock()
+	if s.stopped {
+		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
+	}
+
+	logger := klog.Background()
+	if options.Logger != nil {
+		logger = *options.Logger
+	}
+	resyncPeriod := s.defaultEventHandlerResyncPeriod
+	if options.ResyncPeriod != nil {
+		resyncPeriod = *options.ResyncPeriod
+	}
+	if resyncPeriod > 0 {
+		if resyncPeriod < minimumResyncPeriod {
+			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
+			resyncPeriod = minimumResyncPeriod
+		}
+		if resyncPeriod < s.resyncCheckPeriod {
+			if s.started {
+				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
+				resyncPeriod = s.resyncCheckPeriod
+			} else {
+				// Check more often, and recompute the other handlers' periods for it.
+				s.resyncCheckPeriod = resyncPeriod
+				s.processor.resyncCheckPeriodChanged(logger, resyncPeriod)
+			}
+		}
+	}
+
+	listener := newProcessListener(logger, handler, resyncPeriod,
+		determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock, s.HasSyncedChecker())
+
+	if !s.started {
+		s.processor.addListener(listener, nil)
+		return listener, nil
+	}
+
+	// A late handler gets the cache's current content as initial adds. Holding blockDeltas
+	// keeps changes out between the snapshot and the registration; the adds are queued before
+	// the handle is returned, so HasSynced cannot be true before the handler processed them.
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	if !s.processor.addListener(listener, s.indexer.List()) {
+		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
+	}
+	return listener, nil
+}
+
+// RemoveEventHandler implements SharedInformer.
+func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegistration) error {
+	return s.processor.removeListener(handle)
+}
+
+// handleDeltas applies one item popped from the FIFO.
+func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	deltas, ok := obj.(Deltas)
+	if !ok {
+		return errors.New("object given as Process argument is not Deltas")
+	}
+	return processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+}
+
+// handleBatchDeltas applies a batch popped from the FIFO.
+func (s *sharedIndexInformer) handleBatchDeltas(logger klog.Logger, deltas []Delta, isInInitialList bool) error {
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	return processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+}
+
+// OnAdd distributes an add. processDeltas calls it under blockDeltas; it runs no user code.
+func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
+	s.cacheMutationDetector.AddObject(obj)
+	s.processor.distribute(notification{kind: notifyAdd, newObj: obj, isInInitialList: isInInitialList}, false)
+}
+
+// OnUpdate distributes an update. An update whose old and new objects have the same resource
+// version (a resync, or an unchanged object in a relist) is a sync update: it goes only to the
+// handlers due for a resync.
+func (s *sharedIndexInformer) OnUpdate(oldObj, newObj interface{}) {
+	isSync := false
+	if newMeta, err := meta.Accessor(newObj); err == nil {
+		if oldMeta, err := meta.Accessor(oldObj); err == nil {
+			isSync = newMeta.GetResourceVersion() == oldMeta.GetResourceVersion()
+		}
+	}
+	s.cacheMutationDetector.AddObject(newObj)
+	s.processor.distribute(notification{kind: notifyUpdate, oldObj: oldObj, newObj: newObj}, isSync)
+}
+
+// OnDelete distributes a delete.
+func (s *sharedIndexInformer) OnDelete(oldObj interface{}) {
+	s.processor.distribute(notification{kind: notifyDelete, oldObj: oldObj}, false)
+}
