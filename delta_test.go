@@ -8,8 +8,8 @@ import (
 func TestDeltasOldestNewest(t *testing.T) {
 	a1, a2, a3 := fifoTestObj("a", 1), fifoTestObj("a", 2), fifoTestObj("a", 3)
 	cases := []struct {
-		name               string
-		deltas             Deltas
+		name                   string
+		deltas                 Deltas
 		wantOldest, wantNewest interface{}
 	}{
 		{"empty", Deltas{}, nil, nil},
