@@ -133,6 +133,17 @@ type threadSafeMap struct {
 
 	// metrics is never nil.
 	metrics *storeMetrics
+
+	// unlockedHook, when set (only by tests), runs after a write computed index values without
+	// the lock and before it takes the lock, so tests can interleave a concurrent change.
+	unlockedHook func()
+}
+
+// afterUnlockedWork runs the test hook, if any.
+func (c *threadSafeMap) afterUnlockedWork() {
+	if c.unlockedHook != nil {
+		c.unlockedHook()
+	}
 }
 
 var _ ThreadSafeStoreWithTransaction = &threadSafeMap{}
@@ -253,6 +264,7 @@ func (c *threadSafeMap) update(key string, obj interface{}) error {
 		}
 	}
 	rv, hasRV := rvFromObject(obj)
+	c.afterUnlockedWork()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -350,12 +362,13 @@ func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion st
 func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersion string) error {
 	set := c.indexers.Load()
 	next, failed, errs := buildStoreState(set, keys, objs)
+	c.afterUnlockedWork()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur := c.indexers.Load(); cur != set {
 		// AddIndexers ran meanwhile: rebuild with every index (rare).
-		next, failed, errs = buildStoreState(cur, keys, objs)
+		next, failed, errs = buildStoreState(cur, next.keys, next.objs)
 	}
 	// Walk the failed slots from the highest down, so that a slot freed by remove is only
 	// refilled from a higher slot, which has already been handled.
@@ -377,21 +390,36 @@ func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersi
 }
 
 // buildStoreState builds the content for keys and objs (a repeated key keeps its last object)
-// with set's indices. It runs index functions and takes no lock. The slots of objects whose
-// index values could not be computed are returned in increasing order, with one error each;
-// such slots hold the new object but no index values and no index entries.
+// with set's indices. It takes ownership of keys, which becomes the new content's key slice
+// (compacted in place when keys repeat); objs is only read. It runs index functions and takes
+// no lock. The slots of objects whose index values could not be computed are returned in
+// increasing order, with one error each; such slots hold the new object but no index values
+// and no index entries.
 func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s storeState, failed []int, errs []error) {
-	s = newStoreState(len(keys), len(set.funcs))
+	k := len(set.funcs)
+	s = storeState{
+		slots:   make(map[string]int, len(keys)),
+		objs:    make([]interface{}, 0, len(keys)),
+		vals:    make([][]string, len(keys)*k),
+		indices: make([]index, k),
+	}
+	for i := range s.indices {
+		s.indices[i] = index{}
+	}
+	n := 0
 	for i, key := range keys {
 		if slot, ok := s.slots[key]; ok {
 			s.objs[slot] = objs[i]
 			continue
 		}
-		s.slots[key] = len(s.keys)
-		s.keys = append(s.keys, key)
+		s.slots[key] = n
+		keys[n] = key
 		s.objs = append(s.objs, objs[i])
+		n++
 	}
-	s.vals = s.vals[:len(s.keys)*len(set.funcs)] // newStoreState made room
+	clear(keys[n:])
+	s.keys = keys[:n]
+	s.vals = s.vals[:n*k]
 	if len(set.funcs) == 0 {
 		return s, nil, nil
 	}
@@ -533,6 +561,7 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	if err != nil {
 		return err
 	}
+	c.afterUnlockedWork()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()

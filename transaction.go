@@ -58,6 +58,8 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) []error {
 		}
 	}
 
+	c.afterUnlockedWork()
+
 	trace := utiltrace.New("ThreadSafeMap Transaction Process",
 		utiltrace.Field{Key: "Size", Value: len(txns)},
 		utiltrace.Field{Key: "Reason", Value: "Slow batch process due to too many items"})
