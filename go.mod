@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.14.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/klog/v2 v2.140.0

@@ -1,0 +1,338 @@
+package workqueue
+
+import (
+	"math/bits"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// GaugeMetric is a value that goes up and down, such as a queue's depth.
+type GaugeMetric interface {
+	Inc()
+	Dec()
+}
+
+// SettableGaugeMetric is a gauge that is set to a value, such as the seconds of unfinished work.
+type SettableGaugeMetric interface {
+	Set(float64)
+}
+
+// CounterMetric is a value that only goes up, such as the number of adds.
+type CounterMetric interface {
+	Inc()
+}
+
+// SummaryMetric records observations. The queues do not use it; it exists for compatibility.
+type SummaryMetric interface {
+	Observe(float64)
+}
+
+// HistogramMetric records observations, such as how long items wait in the queue.
+type HistogramMetric interface {
+	Observe(float64)
+}
+
+// MetricsProvider creates the metrics of a named queue. Each method is called once per queue,
+// when the queue is created, with the queue's name.
+//
+// The queues call the metrics of one queue with that queue's lock held, so the calls of one
+// queue are serialized (as in client-go); a metric must not call back into its queue. The
+// retries counter is the exception: it is incremented without a lock, from whatever goroutine
+// calls AddAfter.
+type MetricsProvider interface {
+	// NewDepthMetric: the number of items waiting to be taken.
+	NewDepthMetric(name string) GaugeMetric
+	// NewAddsMetric: the number of adds that made an item dirty.
+	NewAddsMetric(name string) CounterMetric
+	// NewLatencyMetric: seconds an item waited between its first add and Get.
+	NewLatencyMetric(name string) HistogramMetric
+	// NewWorkDurationMetric: seconds between Get and Done.
+	NewWorkDurationMetric(name string) HistogramMetric
+	// NewUnfinishedWorkSecondsMetric: the sum over items being processed of the seconds since
+	// their Get, refreshed every 500ms.
+	NewUnfinishedWorkSecondsMetric(name string) SettableGaugeMetric
+	// NewLongestRunningProcessorSecondsMetric: the seconds since the Get of the item taken
+	// earliest among those being processed, refreshed every 500ms.
+	NewLongestRunningProcessorSecondsMetric(name string) SettableGaugeMetric
+	// NewRetriesMetric: the number of AddAfter calls (and so AddRateLimited calls).
+	NewRetriesMetric(name string) CounterMetric
+}
+
+type noopMetric struct{}
+
+func (noopMetric) Inc()            {}
+func (noopMetric) Dec()            {}
+func (noopMetric) Set(float64)     {}
+func (noopMetric) Observe(float64) {}
+
+type noopMetricsProvider struct{}
+
+func (noopMetricsProvider) NewDepthMetric(string) GaugeMetric                  { return noopMetric{} }
+func (noopMetricsProvider) NewAddsMetric(string) CounterMetric                 { return noopMetric{} }
+func (noopMetricsProvider) NewLatencyMetric(string) HistogramMetric            { return noopMetric{} }
+func (noopMetricsProvider) NewWorkDurationMetric(string) HistogramMetric       { return noopMetric{} }
+func (noopMetricsProvider) NewRetriesMetric(string) CounterMetric              { return noopMetric{} }
+func (noopMetricsProvider) NewUnfinishedWorkSecondsMetric(string) SettableGaugeMetric {
+	return noopMetric{}
+}
+func (noopMetricsProvider) NewLongestRunningProcessorSecondsMetric(string) SettableGaugeMetric {
+	return noopMetric{}
+}
+
+var (
+	// providerMu guards provider and providerSet.
+	providerMu  sync.Mutex
+	provider    MetricsProvider = noopMetricsProvider{}
+	providerSet bool
+)
+
+// SetProvider sets the metrics provider used by queues created afterwards without their own
+// MetricsProvider. Only the first call has an effect; a nil provider keeps the default, which
+// records nothing (client-go would panic on the next named queue).
+func SetProvider(metricsProvider MetricsProvider) {
+	providerMu.Lock()
+	defer providerMu.Unlock()
+	if providerSet {
+		return
+	}
+	providerSet = true
+	if metricsProvider != nil {
+		provider = metricsProvider
+	}
+}
+
+func globalProvider() MetricsProvider {
+	providerMu.Lock()
+	defer providerMu.Unlock()
+	return provider
+}
+
+// queueMetrics records the metrics of one named queue. A nil *queueMetrics records nothing.
+// Its methods are called with the queue's lock held.
+type queueMetrics[T comparable] struct {
+	clock clock.Clock
+
+	depth          GaugeMetric
+	adds           CounterMetric
+	latency        HistogramMetric
+	workDuration   HistogramMetric
+	unfinishedWork SettableGaugeMetric
+	longestRunning SettableGaugeMetric
+
+	// addTimes holds when each dirty item was first added since its last Get.
+	addTimes map[T]time.Time
+
+	// running indexes the items being processed. They also form a list in the order they
+	// were taken, so the oldest is at the head, and startSum is the sum of their start
+	// offsets: the periodic update is O(1) instead of a walk over every item under the lock.
+	running    map[T]*runNode[T]
+	head, tail *runNode[T]
+	free       *runNode[T]
+	nFree      int
+	base       time.Time
+	startSum   int128
+}
+
+// runNode is one item being processed.
+type runNode[T any] struct {
+	item       T
+	start      time.Time
+	offset     int64 // start - base, in nanoseconds
+	prev, next *runNode[T]
+}
+
+// maxFreeNodes bounds the list of recycled runNodes.
+const maxFreeNodes = 1024
+
+func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Clock) *queueMetrics[T] {
+	if name == "" || mp == (noopMetricsProvider{}) {
+		return nil
+	}
+	return &queueMetrics[T]{
+		clock:          c,
+		depth:          mp.NewDepthMetric(name),
+		adds:           mp.NewAddsMetric(name),
+		latency:        mp.NewLatencyMetric(name),
+		workDuration:   mp.NewWorkDurationMetric(name),
+		unfinishedWork: mp.NewUnfinishedWorkSecondsMetric(name),
+		longestRunning: mp.NewLongestRunningProcessorSecondsMetric(name),
+		addTimes:       make(map[T]time.Time),
+		running:        make(map[T]*runNode[T]),
+		base:           c.Now(),
+	}
+}
+
+// add records that item became dirty.
+func (m *queueMetrics[T]) add(item T) {
+	if m == nil {
+		return
+	}
+	m.adds.Inc()
+	m.depth.Inc()
+	if _, ok := m.addTimes[item]; !ok {
+		m.addTimes[item] = m.clock.Now()
+	}
+}
+
+// get records that a worker took item.
+func (m *queueMetrics[T]) get(item T) {
+	if m == nil {
+		return
+	}
+	now := m.clock.Now()
+	m.depth.Dec()
+	if added, ok := m.addTimes[item]; ok {
+		m.latency.Observe(now.Sub(added).Seconds())
+		delete(m.addTimes, item)
+	}
+	if old, ok := m.running[item]; ok {
+		m.unlink(old) // cannot happen through the queue, which never hands out an item twice
+	}
+	n := m.free
+	if n != nil {
+		m.free = n.next
+		m.nFree--
+	} else {
+		n = new(runNode[T])
+	}
+	*n = runNode[T]{item: item, start: now, offset: int64(now.Sub(m.base)), prev: m.tail}
+	if m.tail != nil {
+		m.tail.next = n
+	} else {
+		m.head = n
+	}
+	m.tail = n
+	m.running[item] = n
+	m.startSum.add(n.offset)
+}
+
+// done records that the worker holding item called Done.
+func (m *queueMetrics[T]) done(item T) {
+	if m == nil {
+		return
+	}
+	n, ok := m.running[item]
+	if !ok {
+		return
+	}
+	m.workDuration.Observe(m.clock.Since(n.start).Seconds())
+	m.unlink(n)
+}
+
+func (m *queueMetrics[T]) unlink(n *runNode[T]) {
+	delete(m.running, n.item)
+	m.startSum.sub(n.offset)
+	if n.prev != nil {
+		n.prev.next = n.next
+	} else {
+		m.head = n.next
+	}
+	if n.next != nil {
+		n.next.prev = n.prev
+	} else {
+		m.tail = n.prev
+	}
+	*n = runNode[T]{}
+	if m.nFree < maxFreeNodes {
+		n.next = m.free
+		m.free = n
+		m.nFree++
+	}
+}
+
+// updateUnfinishedWork sets the unfinished-work and longest-running gauges in O(1).
+func (m *queueMetrics[T]) updateUnfinishedWork() {
+	if m == nil {
+		return
+	}
+	now := m.clock.Now()
+	var total, oldest float64
+	if m.head != nil {
+		// Σ(now - start) = n·(now - base) - Σ(start - base), exact in 128 bits.
+		all := mulInt128(int64(len(m.running)), int64(now.Sub(m.base)))
+		all.subInt128(m.startSum)
+		total = all.float64() / float64(time.Second)
+		oldest = max(0, now.Sub(m.head.start).Seconds())
+	}
+	m.unfinishedWork.Set(total)
+	m.longestRunning.Set(oldest)
+}
+
+// retryMetrics counts AddAfter calls of one named delaying queue. A nil *retryMetrics
+// records nothing.
+type retryMetrics struct {
+	retries CounterMetric
+}
+
+func newRetryMetrics(name string, mp MetricsProvider) *retryMetrics {
+	if name == "" {
+		return nil
+	}
+	if mp == nil {
+		mp = globalProvider()
+	}
+	if mp == (noopMetricsProvider{}) {
+		return nil
+	}
+	return &retryMetrics{retries: mp.NewRetriesMetric(name)}
+}
+
+func (m *retryMetrics) retry() {
+	if m != nil {
+		m.retries.Inc()
+	}
+}
+
+// int128 is a two's complement 128-bit integer, enough to sum any number of int64 offsets.
+type int128 struct {
+	hi int64
+	lo uint64
+}
+
+func (a *int128) add(x int64) {
+	lo, carry := bits.Add64(a.lo, uint64(x), 0)
+	a.hi += x>>63 + int64(carry)
+	a.lo = lo
+}
+
+func (a *int128) sub(x int64) {
+	lo, borrow := bits.Sub64(a.lo, uint64(x), 0)
+	a.hi -= x>>63 + int64(borrow)
+	a.lo = lo
+}
+
+func (a *int128) subInt128(b int128) {
+	lo, borrow := bits.Sub64(a.lo, b.lo, 0)
+	a.hi = a.hi - b.hi - int64(borrow)
+	a.lo = lo
+}
+
+// mulInt128 returns n·x for n >= 0.
+func mulInt128(n, x int64) int128 {
+	ux := uint64(x)
+	if x < 0 {
+		ux = -ux
+	}
+	hi, lo := bits.Mul64(uint64(n), ux)
+	r := int128{hi: int64(hi), lo: lo}
+	if x < 0 {
+		r = r.neg()
+	}
+	return r
+}
+
+func (a int128) neg() int128 {
+	lo, carry := bits.Add64(^a.lo, 1, 0)
+	return int128{hi: ^a.hi + int64(carry), lo: lo}
+}
+
+// float64 converts through the magnitude, so that small negative values keep their precision.
+func (a int128) float64() float64 {
+	if a.hi < 0 {
+		m := a.neg() // for the minimum value m.hi stays negative, and uint64 reads it right
+		return -(float64(uint64(m.hi))*(1<<64) + float64(m.lo))
+	}
+	return float64(uint64(a.hi))*(1<<64) + float64(a.lo)
+}

@@ -1,0 +1,305 @@
+package workqueue
+
+import (
+	"math"
+	"math/big"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// recorder is a MetricsProvider that keeps every value, keyed by "<metric>/<queue name>".
+type recorder struct {
+	mu     sync.Mutex
+	values map[string]float64
+	obs    map[string][]float64
+}
+
+func newRecorder() *recorder {
+	return &recorder{values: map[string]float64{}, obs: map[string][]float64{}}
+}
+
+type recMetric struct {
+	r   *recorder
+	key string
+}
+
+func (m recMetric) Inc() { m.add(1) }
+func (m recMetric) Dec() { m.add(-1) }
+func (m recMetric) add(d float64) {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	m.r.values[m.key] += d
+}
+func (m recMetric) Set(v float64) {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	m.r.values[m.key] = v
+}
+func (m recMetric) Observe(v float64) {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	m.r.obs[m.key] = append(m.r.obs[m.key], v)
+}
+
+func (r *recorder) metric(kind, name string) recMetric {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := kind + "/" + name
+	r.values[key] += 0 // record the creation
+	return recMetric{r, key}
+}
+
+func (r *recorder) NewDepthMetric(name string) GaugeMetric       { return r.metric("depth", name) }
+func (r *recorder) NewAddsMetric(name string) CounterMetric      { return r.metric("adds", name) }
+func (r *recorder) NewLatencyMetric(name string) HistogramMetric { return r.metric("latency", name) }
+func (r *recorder) NewWorkDurationMetric(name string) HistogramMetric {
+	return r.metric("work", name)
+}
+func (r *recorder) NewUnfinishedWorkSecondsMetric(name string) SettableGaugeMetric {
+	return r.metric("unfinished", name)
+}
+func (r *recorder) NewLongestRunningProcessorSecondsMetric(name string) SettableGaugeMetric {
+	return r.metric("longest", name)
+}
+func (r *recorder) NewRetriesMetric(name string) CounterMetric { return r.metric("retries", name) }
+
+func (r *recorder) value(key string) float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.values[key]
+}
+
+func (r *recorder) observations(key string) []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.obs[key])
+}
+
+func (r *recorder) created() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.values)
+}
+
+func TestQueueMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		fc := testingclock.NewFakeClock(t0)
+		q := NewTypedWithConfig(TypedQueueConfig[string]{Name: "q", MetricsProvider: rec, Clock: fc})
+		defer q.ShutDown()
+		step := func(d time.Duration) {
+			synctest.Wait()
+			fc.Step(d)
+			synctest.Wait()
+		}
+		check := func(what string, key string, want float64) {
+			t.Helper()
+			if got := rec.value(key); math.Abs(got-want) > 1e-9 {
+				t.Fatalf("%s: %s = %v, want %v", what, key, got, want)
+			}
+		}
+		checkObs := func(what string, key string, want ...float64) {
+			t.Helper()
+			if got := rec.observations(key); !slices.Equal(got, want) {
+				t.Fatalf("%s: %s observed %v, want %v", what, key, got, want)
+			}
+		}
+
+		q.Add("a")
+		q.Add("b")
+		q.Add("a") // deduplicated: not counted
+		check("two adds", "adds/q", 2)
+		check("two adds", "depth/q", 2)
+
+		step(time.Second)
+		q.Get() // a waited 1s
+		check("one get", "depth/q", 1)
+		checkObs("one get", "latency/q", 1)
+
+		step(2 * time.Second)
+		q.Get() // b waited 3s
+		checkObs("two gets", "latency/q", 1, 3)
+		// Refreshed on the ticker: a has run 2s, b 0s.
+		check("unfinished", "unfinished/q", 2)
+		check("longest", "longest/q", 2)
+
+		q.Add("a") // while a is processing: counted, queued at Done
+		check("re-add", "adds/q", 3)
+		check("re-add", "depth/q", 1)
+
+		step(time.Second)
+		check("unfinished after 1s", "unfinished/q", 3+1)
+		check("longest after 1s", "longest/q", 3)
+		q.Done("a")
+		checkObs("done a", "work/q", 3)
+		step(500 * time.Millisecond)
+		check("unfinished after done", "unfinished/q", 1.5)
+		check("longest after done", "longest/q", 1.5)
+
+		q.Get() // a again, waited since its re-add 1.5s ago
+		checkObs("a again", "latency/q", 1, 3, 1.5)
+		q.Done("a")
+		q.Done("b")
+		q.Done("b") // ignored: not processing
+		checkObs("all done", "work/q", 3, 0, 1.5)
+		step(500 * time.Millisecond)
+		check("idle", "unfinished/q", 0)
+		check("idle", "longest/q", 0)
+		check("idle", "depth/q", 0)
+
+		// ShutDown stops the metrics goroutine: synctest.Test fails if it is left blocked.
+		// (The fake clock's ticker cannot be unregistered, so HasWaiters cannot tell.)
+		q.Add("z")
+		q.Get()
+		step(500 * time.Millisecond)
+		check("before shutdown", "longest/q", 0.5)
+		q.ShutDown()
+		step(time.Second)
+		check("no updates after shutdown", "longest/q", 0.5)
+		q.Done("z")
+	})
+}
+
+func TestNoMetrics(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(rec *recorder, c *testingclock.FakeClock) TypedInterface[string]
+	}{
+		{"unnamed queue", func(rec *recorder, c *testingclock.FakeClock) TypedInterface[string] {
+			return NewTypedWithConfig(TypedQueueConfig[string]{MetricsProvider: rec, Clock: c})
+		}},
+		{"unnamed delaying queue", func(rec *recorder, c *testingclock.FakeClock) TypedInterface[string] {
+			q := NewTypedDelayingQueueWithConfig(TypedDelayingQueueConfig[string]{MetricsProvider: rec, Clock: c})
+			q.AddAfter("x", 0)
+			return q
+		}},
+		{"named queue, default provider", func(rec *recorder, c *testingclock.FakeClock) TypedInterface[string] {
+			return NewTypedWithConfig(TypedQueueConfig[string]{Name: "q", Clock: c})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			fc := testingclock.NewFakeClock(t0)
+			q := tc.build(rec, fc)
+			q.Add("a")
+			q.Get()
+			q.Done("a")
+			if fc.HasWaiters() {
+				t.Fatal("a metrics ticker was started")
+			}
+			q.ShutDown()
+			if n := rec.created(); n != 0 {
+				t.Fatalf("%d metrics created", n)
+			}
+		})
+	}
+}
+
+func TestRetriesMetric(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder()
+		fc := testingclock.NewFakeClock(t0)
+		q := NewTypedRateLimitingQueueWithConfig(NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Hour),
+			TypedRateLimitingQueueConfig[string]{Name: "rl", MetricsProvider: rec, Clock: fc})
+		q.AddAfter("a", 0)
+		q.AddAfter("a", time.Second)
+		q.AddRateLimited("b")
+		q.Add("c") // not a retry
+		if got := rec.value("retries/rl"); got != 3 {
+			t.Fatalf("retries = %v, want 3", got)
+		}
+		if got := rec.value("adds/rl"); got != 2 {
+			t.Fatalf("adds = %v, want 2 (a and c)", got)
+		}
+		q.ShutDown()
+		q.AddAfter("a", time.Second)
+		if got := rec.value("retries/rl"); got != 3 {
+			t.Fatalf("retries after shutdown = %v, want 3", got)
+		}
+	})
+}
+
+func TestSetProvider(t *testing.T) {
+	reset := func() {
+		providerMu.Lock()
+		provider, providerSet = noopMetricsProvider{}, false
+		providerMu.Unlock()
+	}
+	reset()
+	t.Cleanup(reset)
+
+	cases := []struct {
+		name      string
+		providers []MetricsProvider // passed to SetProvider in order; the first wins
+		wantFirst bool             // whether the first provider gets the metrics
+	}{
+		{"first call wins", []MetricsProvider{newRecorder(), newRecorder()}, true},
+		{"nil keeps recording nothing", []MetricsProvider{nil, newRecorder()}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reset()
+			for _, p := range tc.providers {
+				SetProvider(p)
+			}
+			q := NewNamed("global")
+			q.Add("a")
+			q.ShutDown()
+			for i, p := range tc.providers {
+				rec, _ := p.(*recorder)
+				if rec == nil {
+					continue
+				}
+				got := rec.value("adds/global")
+				if want := i == 0 && tc.wantFirst; (got == 1) != want {
+					t.Fatalf("provider %d recorded adds = %v", i, got)
+				}
+			}
+		})
+	}
+}
+
+func TestInt128(t *testing.T) {
+	vals := []int64{0, 1, -1, 7, -7, math.MaxInt64, math.MinInt64, math.MaxInt64 - 3, 1 << 40, -(1 << 50)}
+	toBig := func(a int128) *big.Int {
+		b := new(big.Int).Lsh(big.NewInt(a.hi), 64)
+		return b.Add(b, new(big.Int).SetUint64(a.lo))
+	}
+	var acc int128
+	want := new(big.Int)
+	for i, x := range vals {
+		for j, y := range vals {
+			acc.add(x)
+			want.Add(want, big.NewInt(x))
+			acc.sub(y)
+			want.Sub(want, big.NewInt(y))
+			if toBig(acc).Cmp(want) != 0 {
+				t.Fatalf("after +%d -%d (i=%d j=%d): %v, want %v", x, y, i, j, toBig(acc), want)
+			}
+		}
+	}
+	for _, n := range []int64{0, 1, 3, math.MaxInt64} {
+		for _, x := range vals {
+			p := mulInt128(n, x)
+			w := new(big.Int).Mul(big.NewInt(n), big.NewInt(x))
+			if toBig(p).Cmp(w) != 0 {
+				t.Fatalf("%d·%d = %v, want %v", n, x, toBig(p), w)
+			}
+			f, _ := new(big.Float).SetInt(w).Float64()
+			if got := p.float64(); got != f {
+				t.Fatalf("float64(%v) = %v, want %v", w, got, f)
+			}
+			d := p
+			d.subInt128(mulInt128(n, x))
+			if d != (int128{}) {
+				t.Fatalf("x - x = %+v", d)
+			}
+		}
+	}
+}

@@ -1,0 +1,458 @@
+package workqueue
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Interface is the untyped work queue interface.
+//
+// Deprecated: use TypedInterface instead.
+type Interface TypedInterface[any]
+
+// TypedInterface is a work queue of items of type T: producers Add items, workers Get an item,
+// process it and call Done. An item is never handed to two workers at once, and an item added
+// again while a worker holds it is handed out again after that worker calls Done.
+type TypedInterface[T comparable] interface {
+	// Add marks item as needing processing. Adds after shutdown are dropped.
+	Add(item T)
+	// Len reports how many items wait to be taken, for information only.
+	Len() int
+	// Get blocks until an item is available and returns it, or returns shutdown == true once the
+	// queue is shut down and has nothing left to hand out. The caller must call Done(item).
+	Get() (item T, shutdown bool)
+	// Done marks item as processed. If it was added again meanwhile, it is queued again.
+	Done(item T)
+	// ShutDown stops accepting new items and makes Get return shutdown once the queue is empty.
+	ShutDown()
+	// ShutDownWithDrain is ShutDown, and then waits until no item is being processed.
+	ShutDownWithDrain()
+	// ShuttingDown reports whether ShutDown or ShutDownWithDrain has been called.
+	ShuttingDown() bool
+}
+
+// Queue is the ordering policy of a Typed queue: it holds the items that wait to be taken. The
+// Typed queue calls its methods with its own lock held, so an implementation needs no locking
+// of its own, must not block and must not call back into the queue. An item is pushed at most
+// once until it is popped.
+type Queue[T comparable] interface {
+	// Touch is called when item, already waiting in the queue, is added again. An
+	// implementation can use it to change the item's priority; the default ignores it.
+	Touch(item T)
+	// Push adds an item that is not in the queue.
+	Push(item T)
+	// Len returns the number of items in the queue.
+	Len() int
+	// Pop removes and returns the next item. It is only called when Len() > 0.
+	Pop() (item T)
+}
+
+// DefaultQueue returns the default ordering policy: first in, first out. It is a ring buffer
+// that grows and shrinks with its contents and drops its reference to an item when the item
+// is popped. Push and Pop are amortized O(1).
+func DefaultQueue[T comparable]() Queue[T] {
+	return new(fifo[T])
+}
+
+// QueueConfig configures an untyped queue.
+//
+// Deprecated: use TypedQueueConfig instead.
+type QueueConfig = TypedQueueConfig[any]
+
+// TypedQueueConfig configures a Typed queue. The zero value is a valid configuration.
+type TypedQueueConfig[T comparable] struct {
+	// Name is the queue's name in metrics. Metrics are only recorded for named queues.
+	Name string
+
+	// MetricsProvider creates the queue's metrics. Defaults to the provider set with
+	// SetProvider, which defaults to one that records nothing.
+	MetricsProvider MetricsProvider
+
+	// Clock is used for metrics timing. Defaults to clock.RealClock{}.
+	Clock clock.WithTicker
+
+	// Queue orders waiting items. Defaults to DefaultQueue[T]().
+	Queue Queue[T]
+}
+
+// Type is the untyped work queue.
+//
+// Deprecated: use Typed instead.
+type Type = Typed[any]
+
+// New returns an unnamed untyped queue.
+//
+// Deprecated: use NewTyped instead.
+func New() *Type {
+	return NewWithConfig(QueueConfig{})
+}
+
+// NewNamed returns an untyped queue whose metrics are recorded under name.
+//
+// Deprecated: use NewWithConfig instead.
+func NewNamed(name string) *Type {
+	return NewWithConfig(QueueConfig{Name: name})
+}
+
+// NewWithConfig returns an untyped queue configured by config.
+//
+// Deprecated: use NewTypedWithConfig instead.
+func NewWithConfig(config QueueConfig) *Type {
+	return NewTypedWithConfig(config)
+}
+
+// NewTyped returns an unnamed FIFO queue of items of type T. It records no metrics.
+func NewTyped[T comparable]() *Typed[T] {
+	return NewTypedWithConfig(TypedQueueConfig[T]{})
+}
+
+// NewTypedWithConfig returns a queue configured by config. A named queue with a metrics
+// provider runs one goroutine that updates the unfinished-work gauges; ShutDown or
+// ShutDownWithDrain stops it.
+func NewTypedWithConfig[T comparable](config TypedQueueConfig[T]) *Typed[T] {
+	return newTyped(config, unfinishedWorkUpdatePeriod)
+}
+
+// unfinishedWorkUpdatePeriod is how often the unfinished-work and longest-running gauges are
+// refreshed, as in client-go.
+const unfinishedWorkUpdatePeriod = 500 * time.Millisecond
+
+func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Duration) *Typed[T] {
+	provider := config.MetricsProvider
+	if provider == nil {
+		provider = globalProvider()
+	}
+	if config.Clock == nil {
+		config.Clock = clock.RealClock{}
+	}
+	if config.Queue == nil {
+		config.Queue = DefaultQueue[T]()
+	}
+	q := &Typed[T]{
+		queue:   config.Queue,
+		clock:   config.Clock,
+		metrics: newQueueMetrics[T](provider, config.Name, config.Clock),
+		items:   make(map[T]itemState),
+		stopCh:  make(chan struct{}),
+	}
+	q.fifo, _ = config.Queue.(*fifo[T])
+	q.waiterPool.New = func() any { return &waiter[T]{ch: make(chan handoff[T], 1)} }
+	if q.metrics != nil {
+		q.wg.Add(1)
+		go q.updateUnfinishedWorkLoop(updatePeriod)
+	}
+	return q
+}
+
+// itemState records where an item known to the queue is. An item is dirty when it has been
+// added and not yet taken by Get since; it is processing between Get and Done. An item can be
+// both: it was added again while a worker holds it.
+type itemState uint8
+
+const (
+	stateDirty itemState = 1 << iota
+	stateProcessing
+)
+
+// handoff is what a waiting Get receives: an item, or ok == false on shutdown.
+type handoff[T any] struct {
+	item T
+	ok   bool
+}
+
+// waiter is a Get blocked on an empty queue. Add hands it an item directly, so the worker
+// wakes up with its item without taking the lock again.
+type waiter[T any] struct {
+	ch chan handoff[T]
+}
+
+// Typed is a work queue of items of type T (see TypedInterface). Items are handed out in the
+// order of its Queue, FIFO by default. Create it with NewTyped or NewTypedWithConfig; the zero
+// value is not usable. All methods are safe for concurrent use; Add, Get and Done are O(1)
+// plus the cost of the Queue.
+type Typed[T comparable] struct {
+	queue   Queue[T]
+	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
+	clock   clock.WithTicker
+	metrics *queueMetrics[T] // nil when nothing is recorded
+
+	// mu guards the fields below, the Queue and the metrics bookkeeping.
+	mu sync.Mutex
+	// items holds every dirty or processing item. Every item in the Queue is dirty and
+	// not processing.
+	items        map[T]itemState
+	itemsPeak    int // largest len(items) since items was last allocated
+	processing   int // number of items in state processing
+	waiters      []*waiter[T]
+	shuttingDown bool
+	drained      chan struct{} // closed when processing reaches 0 during a drain
+
+	// down mirrors shuttingDown for lock-free reads.
+	down atomic.Bool
+
+	waiterPool sync.Pool // of *waiter[T]; per queue so that channels stay in one synctest bubble
+	stopCh     chan struct{}
+	stopOnce   sync.Once
+	wg         sync.WaitGroup
+}
+
+// Add marks item as needing processing. If the item is already waiting, Add only touches it
+// in the Queue; if a worker holds it, it is queued again when the worker calls Done. Adds after
+// shutdown are dropped silently.
+func (q *Typed[T]) Add(item T) {
+	q.mu.Lock()
+	if q.shuttingDown {
+		q.mu.Unlock()
+		return
+	}
+	s := q.items[item]
+	if s&stateDirty != 0 {
+		if s&stateProcessing == 0 {
+			q.queue.Touch(item)
+		}
+		q.mu.Unlock()
+		return
+	}
+	q.metrics.add(item)
+	q.setLocked(item, s|stateDirty)
+	if s&stateProcessing == 0 {
+		q.pushLocked(item)
+	}
+	q.mu.Unlock()
+}
+
+// Len returns the number of items waiting to be taken. It is informational: do not gate Add or
+// Get on it.
+func (q *Typed[T]) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.lenLocked()
+}
+
+// Get blocks until it can return an item, which the caller then holds until it calls
+// Done(item). After shutdown Get keeps returning the items still waiting; once there are none
+// it returns the zero T and shutdown == true, at once, and the caller should stop.
+func (q *Typed[T]) Get() (item T, shutdown bool) {
+	q.mu.Lock()
+	if q.lenLocked() > 0 {
+		item = q.takeLocked()
+		q.mu.Unlock()
+		return item, false
+	}
+	if q.shuttingDown {
+		q.mu.Unlock()
+		return item, true
+	}
+	w := q.waiterPool.Get().(*waiter[T])
+	q.waiters = append(q.waiters, w)
+	q.mu.Unlock()
+	h := <-w.ch
+	q.waiterPool.Put(w)
+	return h.item, !h.ok
+}
+
+// Done ends the processing of item. If the item was added while it was being processed, it is
+// queued again. Done of an item that is not being processed (never taken, or already done) is
+// ignored; client-go would queue such an item twice if it was waiting.
+func (q *Typed[T]) Done(item T) {
+	q.mu.Lock()
+	s := q.items[item]
+	if s&stateProcessing == 0 {
+		q.mu.Unlock()
+		return
+	}
+	q.metrics.done(item)
+	q.processing--
+	if s&stateDirty != 0 {
+		q.items[item] = stateDirty
+		q.pushLocked(item)
+	} else {
+		q.deleteLocked(item)
+		if q.processing == 0 && q.drained != nil {
+			close(q.drained)
+			q.drained = nil
+		}
+	}
+	q.mu.Unlock()
+}
+
+// ShutDown makes the queue ignore new items. Workers keep getting the items that are still
+// waiting; then Get returns shutdown == true. ShutDown ends a ShutDownWithDrain that is
+// waiting, and returns after the queue's metrics goroutine, if any, has stopped. It may be
+// called more than once.
+func (q *Typed[T]) ShutDown() {
+	q.mu.Lock()
+	q.shutDownLocked(false)
+	q.mu.Unlock()
+	q.stopBackground()
+}
+
+// ShutDownWithDrain is ShutDown, and then waits until every item taken by a worker is Done.
+// Items still waiting to be taken are not waited for. A ShutDown call ends the wait early.
+// Workers must call Done for every item they Get, or ShutDownWithDrain blocks forever.
+func (q *Typed[T]) ShutDownWithDrain() {
+	q.mu.Lock()
+	q.shutDownLocked(true)
+	var wait chan struct{}
+	if q.processing > 0 {
+		if q.drained == nil {
+			q.drained = make(chan struct{})
+		}
+		wait = q.drained
+	}
+	q.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
+	q.stopBackground()
+}
+
+// ShuttingDown reports whether ShutDown or ShutDownWithDrain has been called. It takes no lock.
+func (q *Typed[T]) ShuttingDown() bool {
+	return q.down.Load()
+}
+
+// shutDownLocked marks the queue as shutting down and tells every blocked Get. A plain
+// ShutDown also releases anyone waiting for a drain.
+func (q *Typed[T]) shutDownLocked(drain bool) {
+	q.shuttingDown = true
+	q.down.Store(true)
+	for i, w := range q.waiters {
+		w.ch <- handoff[T]{}
+		q.waiters[i] = nil
+	}
+	q.waiters = q.waiters[:0]
+	if !drain && q.drained != nil {
+		close(q.drained)
+		q.drained = nil
+	}
+}
+
+func (q *Typed[T]) stopBackground() {
+	q.stopOnce.Do(func() { close(q.stopCh) })
+	q.wg.Wait()
+}
+
+// pushLocked queues item; if a Get is blocked, it takes the next item at once and hands it
+// over. Waiters exist only while the Queue is empty, so the order of the Queue is kept.
+func (q *Typed[T]) pushLocked(item T) {
+	if q.fifo != nil {
+		q.fifo.Push(item)
+	} else {
+		q.queue.Push(item)
+	}
+	if n := len(q.waiters); n > 0 {
+		w := q.waiters[n-1]
+		q.waiters[n-1] = nil
+		q.waiters = q.waiters[:n-1]
+		w.ch <- handoff[T]{item: q.takeLocked(), ok: true}
+	}
+}
+
+// takeLocked pops the next item and moves it from dirty to processing.
+func (q *Typed[T]) takeLocked() T {
+	var item T
+	if q.fifo != nil {
+		item = q.fifo.Pop()
+	} else {
+		item = q.queue.Pop()
+	}
+	q.metrics.get(item)
+	q.items[item] = stateProcessing
+	q.processing++
+	return item
+}
+
+func (q *Typed[T]) lenLocked() int {
+	if q.fifo != nil {
+		return q.fifo.Len()
+	}
+	return q.queue.Len()
+}
+
+func (q *Typed[T]) setLocked(item T, s itemState) {
+	q.items[item] = s
+	if n := len(q.items); n > q.itemsPeak {
+		q.itemsPeak = n
+	}
+}
+
+// deleteLocked forgets item. Go maps never shrink, so once a burst has passed the map is
+// replaced to give its memory back.
+func (q *Typed[T]) deleteLocked(item T) {
+	delete(q.items, item)
+	if len(q.items) == 0 && q.itemsPeak > shrinkThreshold {
+		q.items = make(map[T]itemState)
+		q.itemsPeak = 0
+	}
+}
+
+// shrinkThreshold is the size above which an emptied map or buffer is reallocated.
+const shrinkThreshold = 1024
+
+func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
+	defer q.wg.Done()
+	t := q.clock.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.stopCh:
+			return
+		case <-t.C():
+			q.mu.Lock()
+			if !q.shuttingDown {
+				q.metrics.updateUnfinishedWork()
+			}
+			q.mu.Unlock()
+		}
+	}
+}
+
+// fifo is the default Queue: a ring buffer whose length is a power of two.
+type fifo[T comparable] struct {
+	buf  []T
+	head int
+	n    int
+}
+
+// Touch does nothing: re-adding an item does not move it.
+func (f *fifo[T]) Touch(T) {}
+
+// Push appends item, doubling the buffer when it is full.
+func (f *fifo[T]) Push(item T) {
+	if f.n == len(f.buf) {
+		f.resize(max(2*len(f.buf), 16))
+	}
+	f.buf[(f.head+f.n)&(len(f.buf)-1)] = item
+	f.n++
+}
+
+// Len returns the number of queued items.
+func (f *fifo[T]) Len() int { return f.n }
+
+// Pop removes the oldest item and clears its slot; the buffer halves when it is a quarter
+// full and larger than shrinkThreshold.
+func (f *fifo[T]) Pop() T {
+	var zero T
+	item := f.buf[f.head]
+	f.buf[f.head] = zero
+	f.head = (f.head + 1) & (len(f.buf) - 1)
+	f.n--
+	if len(f.buf) > shrinkThreshold && f.n < len(f.buf)/4 {
+		f.resize(len(f.buf) / 2)
+	}
+	return item
+}
+
+func (f *fifo[T]) resize(size int) {
+	buf := make([]T, size)
+	if f.n > 0 {
+		k := copy(buf, f.buf[f.head:min(f.head+f.n, len(f.buf))])
+		copy(buf[k:], f.buf[:f.n-k])
+	}
+	f.buf = buf
+	f.head = 0
+}
