@@ -69,11 +69,11 @@ func (noopMetric) Observe(float64) {}
 
 type noopMetricsProvider struct{}
 
-func (noopMetricsProvider) NewDepthMetric(string) GaugeMetric                  { return noopMetric{} }
-func (noopMetricsProvider) NewAddsMetric(string) CounterMetric                 { return noopMetric{} }
-func (noopMetricsProvider) NewLatencyMetric(string) HistogramMetric            { return noopMetric{} }
-func (noopMetricsProvider) NewWorkDurationMetric(string) HistogramMetric       { return noopMetric{} }
-func (noopMetricsProvider) NewRetriesMetric(string) CounterMetric              { return noopMetric{} }
+func (noopMetricsProvider) NewDepthMetric(string) GaugeMetric            { return noopMetric{} }
+func (noopMetricsProvider) NewAddsMetric(string) CounterMetric           { return noopMetric{} }
+func (noopMetricsProvider) NewLatencyMetric(string) HistogramMetric      { return noopMetric{} }
+func (noopMetricsProvider) NewWorkDurationMetric(string) HistogramMetric { return noopMetric{} }
+func (noopMetricsProvider) NewRetriesMetric(string) CounterMetric        { return noopMetric{} }
 func (noopMetricsProvider) NewUnfinishedWorkSecondsMetric(string) SettableGaugeMetric {
 	return noopMetric{}
 }

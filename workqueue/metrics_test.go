@@ -237,7 +237,7 @@ func TestSetProvider(t *testing.T) {
 	cases := []struct {
 		name      string
 		providers []MetricsProvider // passed to SetProvider in order; the first wins
-		wantFirst bool             // whether the first provider gets the metrics
+		wantFirst bool              // whether the first provider gets the metrics
 	}{
 		{"first call wins", []MetricsProvider{newRecorder(), newRecorder()}, true},
 		{"nil keeps recording nothing", []MetricsProvider{nil, newRecorder()}, false},

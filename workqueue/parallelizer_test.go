@@ -11,7 +11,7 @@ import (
 
 func TestParallelizeUntil(t *testing.T) {
 	cases := []struct {
-		name                    string
+		name                   string
 		workers, pieces, chunk int
 		wantPieces, maxWorkers int
 	}{
