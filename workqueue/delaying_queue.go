@@ -125,7 +125,7 @@ func NewTypedDelayingQueueWithConfig[T comparable](config TypedDelayingQueueConf
 		clock:          config.Clock,
 		retries:        newRetryMetrics(config.Name, config.MetricsProvider),
 		base:           config.Clock.Now(),
-		byItem:         make(map[T]*waitEntry[T]),
+		waiting:        newWaitingSet[T](),
 		wake:           make(chan struct{}, 1),
 		stopCh:         make(chan struct{}),
 		loopDone:       make(chan struct{}),
@@ -143,12 +143,9 @@ type delayingType[T comparable] struct {
 	base    time.Time // due times are nanoseconds since base
 
 	// mu guards the fields below.
-	mu        sync.Mutex
-	waiting   waitHeap[T]
-	byItem    map[T]*waitEntry[T]
-	byItemMax int
-	free      []*waitEntry[T]
-	stopped   bool
+	mu      sync.Mutex
+	waiting *waitingSet[T]
+	stopped bool
 
 	wake     chan struct{} // capacity 1: the earliest due time changed
 	stopCh   chan struct{}
@@ -176,26 +173,7 @@ func (q *delayingType[T]) AddAfter(item T, duration time.Duration) {
 	}
 
 	q.mu.Lock()
-	if q.stopped {
-		q.mu.Unlock()
-		return
-	}
-	if e, ok := q.byItem[item]; ok {
-		if due < q.waiting[e.index].due {
-			q.waiting[e.index].due = due
-			q.waiting.up(e.index)
-			if e.index == 0 {
-				q.notifyLocked()
-			}
-		}
-		q.mu.Unlock()
-		return
-	}
-	e := q.newEntryLocked(item)
-	q.byItem[item] = e
-	q.byItemMax = max(q.byItemMax, len(q.byItem))
-	q.waiting.push(due, e)
-	if e.index == 0 {
+	if !q.stopped && q.waiting.add(item, due) {
 		q.notifyLocked()
 	}
 	q.mu.Unlock()
@@ -219,10 +197,7 @@ func (q *delayingType[T]) stop() {
 	q.stopOnce.Do(func() {
 		q.mu.Lock()
 		q.stopped = true
-		clear(q.waiting)
 		q.waiting = nil
-		q.byItem = nil
-		q.free = nil
 		q.mu.Unlock()
 		close(q.stopCh)
 	})
@@ -241,42 +216,8 @@ func (q *delayingType[T]) notifyLocked() {
 	}
 }
 
-func (q *delayingType[T]) newEntryLocked(item T) *waitEntry[T] {
-	if n := len(q.free); n > 0 {
-		e := q.free[n-1]
-		q.free[n-1] = nil
-		q.free = q.free[:n-1]
-		e.item = item
-		return e
-	}
-	return &waitEntry[T]{item: item}
-}
-
 // maxReadyBatch bounds how many due items the loop moves per lock hold.
 const maxReadyBatch = 256
-
-// popReadyLocked moves up to maxReadyBatch items due at or before now from the heap to ready.
-// It returns the earliest remaining due time, and whether there is one.
-func (q *delayingType[T]) popReadyLocked(now int64, ready []T) ([]T, int64, bool) {
-	for len(q.waiting) > 0 && q.waiting[0].due <= now && len(ready) < maxReadyBatch {
-		e := q.waiting.pop()
-		ready = append(ready, e.item)
-		delete(q.byItem, e.item)
-		var zero T
-		e.item = zero
-		if len(q.free) < shrinkThreshold {
-			q.free = append(q.free, e)
-		}
-	}
-	if len(q.byItem) == 0 && q.byItemMax > shrinkThreshold {
-		q.byItem = make(map[T]*waitEntry[T])
-		q.byItemMax = 0
-	}
-	if len(q.waiting) == 0 {
-		return ready, 0, false
-	}
-	return ready, q.waiting[0].due, true
-}
 
 // waitingLoop moves items to the queue when they are due, until the queue is stopped.
 func (q *delayingType[T]) waitingLoop(logger klog.Logger) {
@@ -311,22 +252,19 @@ func (q *delayingType[T]) waitingLoop(logger klog.Logger) {
 			q.mu.Unlock()
 			return
 		}
-		now := q.now()
-		var next int64
-		var pending bool
-		ready, next, pending = q.popReadyLocked(now, ready)
+		ready = q.waiting.popDue(q.now(), ready, maxReadyBatch)
+		next, pending := q.waiting.next()
 		q.mu.Unlock()
 
 		for _, item := range ready {
 			q.Add(item)
 		}
-		if len(ready) == maxReadyBatch {
-			clear(ready)
-			ready = ready[:0]
-			continue // there may be more due items
-		}
-		clear(ready)
+		full := len(ready) == maxReadyBatch
+		clear(ready) // drop the references
 		ready = ready[:0]
+		if full {
+			continue // more items may be due
+		}
 
 		var fired <-chan time.Time
 		switch {
@@ -360,84 +298,4 @@ func (q *delayingType[T]) waitingLoop(logger klog.Logger) {
 			armed = false
 		}
 	}
-}
-
-// waitEntry is an item waiting in the heap; index is its position there.
-type waitEntry[T any] struct {
-	item  T
-	index int
-}
-
-// waitSlot is one heap slot. The due time sits in the slot itself so that sifting compares
-// without following pointers.
-type waitSlot[T any] struct {
-	due   int64
-	entry *waitEntry[T]
-}
-
-// waitHeap is a binary min-heap on due time that keeps each entry's index up to date.
-type waitHeap[T any] []waitSlot[T]
-
-func (h *waitHeap[T]) push(due int64, e *waitEntry[T]) {
-	e.index = len(*h)
-	*h = append(*h, waitSlot[T]{due: due, entry: e})
-	h.up(e.index)
-}
-
-// pop removes and returns the entry due first; the heap must not be empty. The backing array
-// halves when it is a quarter full and larger than shrinkThreshold.
-func (h *waitHeap[T]) pop() *waitEntry[T] {
-	s := *h
-	top := s[0].entry
-	last := len(s) - 1
-	s[0] = s[last]
-	s[0].entry.index = 0
-	s[last] = waitSlot[T]{}
-	s = s[:last]
-	if cap(s) > shrinkThreshold && len(s) < cap(s)/4 {
-		s = append(make([]waitSlot[T], 0, cap(s)/2), s...)
-	}
-	*h = s
-	if last > 0 {
-		h.down(0)
-	}
-	top.index = -1
-	return top
-}
-
-func (h waitHeap[T]) up(i int) {
-	slot := h[i]
-	for i > 0 {
-		parent := (i - 1) / 2
-		if h[parent].due <= slot.due {
-			break
-		}
-		h[i] = h[parent]
-		h[i].entry.index = i
-		i = parent
-	}
-	h[i] = slot
-	slot.entry.index = i
-}
-
-func (h waitHeap[T]) down(i int) {
-	slot := h[i]
-	n := len(h)
-	for {
-		child := 2*i + 1
-		if child >= n {
-			break
-		}
-		if r := child + 1; r < n && h[r].due < h[child].due {
-			child = r
-		}
-		if slot.due <= h[child].due {
-			break
-		}
-		h[i] = h[child]
-		h[i].entry.index = i
-		i = child
-	}
-	h[i] = slot
-	slot.entry.index = i
 }

@@ -1,0 +1,158 @@
+package workqueue_test
+
+// These benchmarks use only API that client-go's util/workqueue also has, so the same file
+// runs against it by changing the import path.
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/kcache/cache/workqueue"
+)
+
+// BenchmarkAddGetDone: one op is one Add. p producers share b.N adds and p workers Get and
+// Done until the queue is shut down and empty. "unique" adds distinct items; "duplicates"
+// draws from 64 items, so most adds find the item already queued or being processed.
+func BenchmarkAddGetDone(b *testing.B) {
+	for _, p := range []int{1, 4, 16} {
+		for _, dup := range []bool{false, true} {
+			name := fmt.Sprintf("producers=%d,workers=%d,unique", p, p)
+			if dup {
+				name = fmt.Sprintf("producers=%d,workers=%d,duplicates", p, p)
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				q := workqueue.NewTyped[int]()
+				var workers sync.WaitGroup
+				for range p {
+					workers.Go(func() {
+						for {
+							item, shutdown := q.Get()
+							if shutdown {
+								return
+							}
+							q.Done(item)
+						}
+					})
+				}
+				var next atomic.Int64
+				var producers sync.WaitGroup
+				b.ResetTimer()
+				for range p {
+					producers.Go(func() {
+						for {
+							i := int(next.Add(1))
+							if i > b.N {
+								return
+							}
+							if dup {
+								i %= 64
+							}
+							q.Add(i)
+						}
+					})
+				}
+				producers.Wait()
+				q.ShutDown()
+				workers.Wait()
+			})
+		}
+	}
+}
+
+// BenchmarkAddGetDoneSequential: one goroutine adds, gets and finishes one item per op.
+func BenchmarkAddGetDoneSequential(b *testing.B) {
+	b.ReportAllocs()
+	q := workqueue.NewTyped[int]()
+	defer q.ShutDown()
+	for i := range b.N {
+		q.Add(i)
+		item, _ := q.Get()
+		q.Done(item)
+	}
+}
+
+// BenchmarkAddAfterDrain: one op adds 100k items with random delays up to 10 minutes on a fake
+// clock, steps the clock past them all and takes every item out.
+func BenchmarkAddAfterDrain(b *testing.B) {
+	const n = 100_000
+	rng := rand.New(rand.NewPCG(1, 2))
+	delays := make([]time.Duration, n)
+	for i := range delays {
+		delays[i] = time.Duration(rng.Int64N(int64(10*time.Minute))) + 1
+	}
+	b.ReportAllocs()
+	for range b.N {
+		fc := testingclock.NewFakeClock(time.Now())
+		q := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[int]{Clock: fc})
+		for i, d := range delays {
+			q.AddAfter(i, d)
+		}
+		fc.Step(11 * time.Minute)
+		for range n {
+			item, _ := q.Get()
+			q.Done(item)
+		}
+		q.ShutDown()
+	}
+}
+
+// BenchmarkAddAfterParallel: every op is an AddAfter of a new item from GOMAXPROCS goroutines;
+// the items never become due.
+func BenchmarkAddAfterParallel(b *testing.B) {
+	fc := testingclock.NewFakeClock(time.Now())
+	q := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[int]{Clock: fc})
+	defer q.ShutDown()
+	var ids atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		base := int(ids.Add(1)) << 40
+		i := 0
+		for pb.Next() {
+			i++
+			q.AddAfter(base+i, time.Minute+time.Duration(i%1000)*time.Second)
+		}
+	})
+}
+
+// BenchmarkAddRateLimitedForget: one op is AddRateLimited then Forget of one of 1000 keys on
+// a fake clock, the usual failure-then-success cycle minus the processing.
+func BenchmarkAddRateLimitedForget(b *testing.B) {
+	newQueue := func() workqueue.TypedRateLimitingInterface[int] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[int](time.Millisecond, 1000*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[int]{Clock: testingclock.NewFakeClock(time.Now())})
+	}
+	b.Run("serial", func(b *testing.B) {
+		q := newQueue()
+		defer q.ShutDown()
+		b.ReportAllocs()
+		for i := range b.N {
+			key := i % 1000
+			q.AddRateLimited(key)
+			q.Forget(key)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		q := newQueue()
+		defer q.ShutDown()
+		var ids atomic.Int64
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			base := int(ids.Add(1)) * 1000
+			i := 0
+			for pb.Next() {
+				key := base + i%1000
+				i++
+				q.AddRateLimited(key)
+				q.Forget(key)
+			}
+		})
+	})
+}
