@@ -45,7 +45,8 @@ type TypedDelayingQueueConfig[T comparable] struct {
 	Clock clock.WithTicker
 
 	// Queue receives the items when they are due. Defaults to a new Typed queue with the same
-	// Name, MetricsProvider and Clock.
+	// Name, MetricsProvider and Clock. Shut the delaying queue down rather than this one: the
+	// waiting goroutine notices a shutdown of Queue alone only when it next wakes up.
 	Queue TypedInterface[T]
 }
 
@@ -247,6 +248,9 @@ func (q *delayingType[T]) waitingLoop(logger klog.Logger) {
 	}()
 
 	for {
+		if q.TypedInterface.ShuttingDown() {
+			return // the underlying queue was shut down on its own
+		}
 		q.mu.Lock()
 		if q.stopped {
 			q.mu.Unlock()

@@ -267,3 +267,26 @@ func TestDelayingRandomInterleaving(t *testing.T) {
 		})
 	}
 }
+
+// TestInnerQueueShutDown: when only the underlying queue is shut down, the waiting goroutine
+// stops at its next wake-up, and the delaying queue's own ShutDown still returns.
+func TestInnerQueueShutDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fc := testingclock.NewFakeClock(t0)
+		inner := NewTyped[string]()
+		q := NewTypedDelayingQueueWithConfig(TypedDelayingQueueConfig[string]{Clock: fc, Queue: inner})
+		q.AddAfter("a", time.Second)
+		synctest.Wait()
+		inner.ShutDown()
+		if !q.ShuttingDown() {
+			t.Fatal("ShuttingDown = false after the inner queue shut down")
+		}
+		q.AddAfter("b", time.Millisecond) // dropped
+		fc.Step(time.Second)
+		synctest.Wait()
+		if q.Len() != 0 {
+			t.Fatalf("Len = %d after shutdown", q.Len())
+		}
+		q.ShutDown()
+	})
+}

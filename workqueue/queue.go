@@ -139,7 +139,7 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 		stopCh:  make(chan struct{}),
 	}
 	q.fifo, _ = config.Queue.(*fifo[T])
-	q.waiterPool.New = func() any { return &waiter[T]{ch: make(chan handoff[T], 1)} }
+	q.waiterPool.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
 	if q.metrics != nil {
 		q.wg.Add(1)
 		go q.updateUnfinishedWorkLoop(updatePeriod)
@@ -157,16 +157,13 @@ const (
 	stateProcessing
 )
 
-// handoff is what a waiting Get receives: an item, or ok == false on shutdown.
-type handoff[T any] struct {
-	item T
-	ok   bool
-}
-
 // waiter is a Get blocked on an empty queue. Add hands it an item directly, so the worker
-// wakes up with its item without taking the lock again.
+// wakes up with its item without taking the lock again. The item is set under the lock, and
+// the wake-up is sent after the lock is released, to keep the critical section short.
 type waiter[T any] struct {
-	ch chan handoff[T]
+	item  T
+	ok    bool          // false: woken by shutdown
+	ready chan struct{} // capacity 1
 }
 
 // Typed is a work queue of items of type T (see TypedInterface). Items are handed out in the
@@ -218,10 +215,12 @@ func (q *Typed[T]) Add(item T) {
 	}
 	q.metrics.add(item)
 	q.setLocked(item, s|stateDirty)
+	var w *waiter[T]
 	if s&stateProcessing == 0 {
-		q.pushLocked(item)
+		w = q.pushLocked(item)
 	}
 	q.mu.Unlock()
+	w.wake()
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -249,9 +248,12 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 	w := q.waiterPool.Get().(*waiter[T])
 	q.waiters = append(q.waiters, w)
 	q.mu.Unlock()
-	h := <-w.ch
+	<-w.ready
+	item, shutdown = w.item, !w.ok
+	var zero T
+	w.item, w.ok = zero, false
 	q.waiterPool.Put(w)
-	return h.item, !h.ok
+	return item, shutdown
 }
 
 // Done ends the processing of item. If the item was added while it was being processed, it is
@@ -266,9 +268,10 @@ func (q *Typed[T]) Done(item T) {
 	}
 	q.metrics.done(item)
 	q.processing--
+	var w *waiter[T]
 	if s&stateDirty != 0 {
 		q.items[item] = stateDirty
-		q.pushLocked(item)
+		w = q.pushLocked(item)
 	} else {
 		q.deleteLocked(item)
 		if q.processing == 0 && q.drained != nil {
@@ -277,6 +280,7 @@ func (q *Typed[T]) Done(item T) {
 		}
 	}
 	q.mu.Unlock()
+	w.wake()
 }
 
 // ShutDown makes the queue ignore new items. Workers keep getting the items that are still
@@ -285,8 +289,11 @@ func (q *Typed[T]) Done(item T) {
 // called more than once.
 func (q *Typed[T]) ShutDown() {
 	q.mu.Lock()
-	q.shutDownLocked(false)
+	waiters := q.shutDownLocked(false)
 	q.mu.Unlock()
+	for _, w := range waiters {
+		w.wake()
+	}
 	q.stopBackground()
 }
 
@@ -295,7 +302,7 @@ func (q *Typed[T]) ShutDown() {
 // Workers must call Done for every item they Get, or ShutDownWithDrain blocks forever.
 func (q *Typed[T]) ShutDownWithDrain() {
 	q.mu.Lock()
-	q.shutDownLocked(true)
+	waiters := q.shutDownLocked(true)
 	var wait chan struct{}
 	if q.processing > 0 {
 		if q.drained == nil {
@@ -304,6 +311,9 @@ func (q *Typed[T]) ShutDownWithDrain() {
 		wait = q.drained
 	}
 	q.mu.Unlock()
+	for _, w := range waiters {
+		w.wake()
+	}
 	if wait != nil {
 		<-wait
 	}
@@ -315,20 +325,19 @@ func (q *Typed[T]) ShuttingDown() bool {
 	return q.down.Load()
 }
 
-// shutDownLocked marks the queue as shutting down and tells every blocked Get. A plain
-// ShutDown also releases anyone waiting for a drain.
-func (q *Typed[T]) shutDownLocked(drain bool) {
+// shutDownLocked marks the queue as shutting down and returns the blocked Gets, which the
+// caller wakes after unlocking: they report shutdown. A plain ShutDown also releases anyone
+// waiting for a drain.
+func (q *Typed[T]) shutDownLocked(drain bool) []*waiter[T] {
 	q.shuttingDown = true
 	q.down.Store(true)
-	for i, w := range q.waiters {
-		w.ch <- handoff[T]{}
-		q.waiters[i] = nil
-	}
-	q.waiters = q.waiters[:0]
+	waiters := q.waiters
+	q.waiters = nil
 	if !drain && q.drained != nil {
 		close(q.drained)
 		q.drained = nil
 	}
+	return waiters
 }
 
 func (q *Typed[T]) stopBackground() {
@@ -336,19 +345,30 @@ func (q *Typed[T]) stopBackground() {
 	q.wg.Wait()
 }
 
-// pushLocked queues item; if a Get is blocked, it takes the next item at once and hands it
-// over. Waiters exist only while the Queue is empty, so the order of the Queue is kept.
-func (q *Typed[T]) pushLocked(item T) {
+// pushLocked queues item. If a Get is blocked, it takes the next item for it at once and
+// returns it, for the caller to wake after unlocking. Waiters exist only while the Queue is
+// empty, so the order of the Queue is kept.
+func (q *Typed[T]) pushLocked(item T) *waiter[T] {
 	if q.fifo != nil {
 		q.fifo.Push(item)
 	} else {
 		q.queue.Push(item)
 	}
-	if n := len(q.waiters); n > 0 {
-		w := q.waiters[n-1]
-		q.waiters[n-1] = nil
-		q.waiters = q.waiters[:n-1]
-		w.ch <- handoff[T]{item: q.takeLocked(), ok: true}
+	n := len(q.waiters)
+	if n == 0 {
+		return nil
+	}
+	w := q.waiters[n-1]
+	q.waiters[n-1] = nil
+	q.waiters = q.waiters[:n-1]
+	w.item, w.ok = q.takeLocked(), true
+	return w
+}
+
+// wake lets a waiter's Get return; w may be nil. The channel has room: one wake per wait.
+func (w *waiter[T]) wake() {
+	if w != nil {
+		w.ready <- struct{}{}
 	}
 }
 
