@@ -8,7 +8,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	utiltrace "k8s.io/utils/trace"
 
 	"github.com/kcache/cache/internal/ring"
 	"github.com/kcache/cache/synctrack"
@@ -20,7 +19,7 @@ const (
 	initialBufferSize = 1024
 
 	// slowHandlerThreshold is how long a handler call may take, with a backlog above
-	// initialBufferSize, before it is logged as a trace.
+	// initialBufferSize, before it is logged (logIfSlow).
 	slowHandlerThreshold = 100 * time.Millisecond
 
 	// pauseAfterPanic is how long a listener waits before its next delivery after a handler
@@ -244,10 +243,7 @@ func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
 	}
 	defer utilruntime.HandleCrashWithLogger(p.logger)
 	if backlog > initialBufferSize {
-		trace := utiltrace.New("processorListener handler",
-			utiltrace.Field{Key: "handler", Value: p.handlerName},
-			utiltrace.Field{Key: "pendingNotifications", Value: backlog})
-		defer trace.LogIfLong(slowHandlerThreshold)
+		defer p.logIfSlow(p.clock.Now(), backlog)
 	}
 	switch n.kind {
 	case notifyAdd:
@@ -258,6 +254,17 @@ func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
 		p.handler.OnDelete(n.oldObj)
 	}
 	return true
+}
+
+// logIfSlow logs the "processorListener handler" trace of client-go when the handler call that
+// started at start took longer than slowHandlerThreshold. Unlike client-go, which builds a
+// utiltrace.Trace for every call made while the backlog is long, it costs one clock read
+// unless the call was slow, so a lagging handler is not slowed down further by allocations.
+func (p *processorListener) logIfSlow(start time.Time, backlog int) {
+	if took := p.clock.Since(start); took > slowHandlerThreshold {
+		p.logger.Info("Trace \"processorListener handler\" took longer than expected",
+			"handler", p.handlerName, "pendingNotifications", backlog, "totalTime", took)
+	}
 }
 
 // shouldResync reports whether the handler is due for a resync at now; never when its period

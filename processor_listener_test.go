@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -555,4 +556,58 @@ func (p *processorListener) pendingForTest() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.pending.Len()
+}
+
+// TestProcessorListenerSlowHandlerTrace: a slow call is logged only while the backlog is
+// longer than initialBufferSize.
+func TestProcessorListenerSlowHandlerTrace(t *testing.T) {
+	cases := []struct {
+		name    string
+		backlog int
+		slow    time.Duration
+		wantLog bool
+	}{
+		{name: "slow call, long backlog", backlog: initialBufferSize + 10, slow: 2 * slowHandlerThreshold, wantLog: true},
+		{name: "fast call, long backlog", backlog: initialBufferSize + 10, slow: slowHandlerThreshold / 2},
+		{name: "slow call, short backlog", backlog: 10, slow: 2 * slowHandlerThreshold},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, logs := infTestLogContext(context.Background())
+			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+			gate := make(chan struct{})
+			calls := make(chan struct{}, tc.backlog+2)
+			first := true
+			h := ResourceEventHandlerFuncs{AddFunc: func(interface{}) {
+				if first {
+					<-gate
+					clk.Step(tc.slow)
+					first = false
+				}
+				calls <- struct{}{}
+			}}
+			l := newProcessListener(klog.FromContext(ctx), h, 0, 0, clk, newInfTestChecker("up"))
+			for i := 0; i < tc.backlog+2; i++ {
+				l.add(infTestAdd(i, false))
+			}
+			var wg sync.WaitGroup
+			l.start(&wg) // after queueing, so that the first call sees the whole backlog
+			defer func() { l.close(); wg.Wait() }()
+			close(gate)
+			for i := 0; i < tc.backlog+2; i++ {
+				select {
+				case <-calls:
+				case <-time.After(infTestTimeout):
+					t.Fatal("handler calls did not finish")
+				}
+			}
+			got := strings.Contains(logs.String(), `processorListener handler`)
+			if got != tc.wantLog {
+				t.Fatalf("logged = %v, want %v:\n%s", got, tc.wantLog, logs.String())
+			}
+			if tc.wantLog && !strings.Contains(logs.String(), "pendingNotifications") {
+				t.Fatalf("log lacks the backlog:\n%s", logs.String())
+			}
+		})
+	}
 }
