@@ -250,7 +250,8 @@ func (f *DeltaFIFO) prepare(action DeltaType, obj interface{}) (string, interfac
 
 // Delete queues a Deleted delta for obj, unless obj is unknown: neither queued nor in
 // KnownObjects (then it was most likely reported deleted by a Replace already, and Delete
-// does nothing). An error from KnownObjects' lookup counts as known. It fails like Add.
+// does nothing). An error from KnownObjects' lookup counts as known. It fails like Add. The
+// transformer runs before the check, so it also sees deletions that are then ignored.
 func (f *DeltaFIFO) Delete(obj interface{}) error {
 	id, obj, err := f.prepare(Deleted, obj)
 	f.mu.Lock()
@@ -378,7 +379,8 @@ func (f *DeltaFIFO) countInitialProcessedLocked(n int) {
 // The first Replace sets the initial population that HasSynced waits for: the keys of list
 // plus the tombstones it queued. Keys and transforms are computed before anything is queued,
 // so a KeyError or transformer error leaves the queue untouched (client-go may queue part of
-// the list first).
+// the list first). Replace takes ownership of list: with a transformer, it stores the
+// transformed objects in it.
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
 	action := Sync
 	if f.emitDeltaTypeReplaced {
