@@ -303,42 +303,68 @@ func TestControllerReportsProcessErrors(t *testing.T) {
 	}
 }
 
-func TestControllerReportsBatchErrors(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		source := fcache.NewFakeControllerSource()
-		defer source.Shutdown()
-		boom := errors.New("boom")
-		cfg, fifo := ctrlTestQueueConfig(source, func(ds Deltas) error {
-			if len(ds) > 1 {
-				return boom
-			}
-			return nil
+// TestControllerBatchProcessing checks that the process loop pops batches only when the
+// InOrderInformersBatchProcess gate is on and ProcessBatch is set, and that a failed batch is
+// reported whole.
+func TestControllerBatchProcessing(t *testing.T) {
+	cases := []struct {
+		name         string
+		gate         bool
+		noBatchFunc  bool
+		wantReported string // what ProcessErrorHandler receives
+	}{
+		{"gate on: one batch", true, false, "batch ns/x,ns/y"},
+		{"gate off: one item at a time", false, false, "deltas ns/x; deltas ns/y"},
+		{"no ProcessBatch: one item at a time", true, true, "deltas ns/x; deltas ns/y"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			features.SetForTesting(t, features.InOrderInformersBatchProcess, tc.gate)
+			synctest.Test(t, func(t *testing.T) {
+				source := fcache.NewFakeControllerSource()
+				defer source.Shutdown()
+				boom := errors.New("boom")
+				// Fail what comes from the two Adds, accept the reflector's (empty) list.
+				cfg, fifo := ctrlTestQueueConfig(source, func(ds Deltas) error {
+					if _, isCM := ds[0].Object.(*v1.ConfigMap); isCM {
+						return boom
+					}
+					return nil
+				})
+				if tc.noBatchFunc {
+					cfg.ProcessBatch = nil
+				}
+				var reported []string
+				cfg.ProcessErrorHandler = func(_ context.Context, obj interface{}, err error) {
+					if !errors.Is(err, boom) {
+						t.Errorf("reported error %v", err)
+					}
+					switch o := obj.(type) {
+					case []Delta:
+						reported = append(reported, "batch "+processedKey(o[0])+","+processedKey(o[1]))
+					case Deltas:
+						reported = append(reported, "deltas "+processedKey(o[0]))
+					default:
+						t.Errorf("reported a %T", obj)
+					}
+				}
+				// Queue two objects before anything pops, so that they can form a batch.
+				if err := errors.Join(fifo.Add(ctrlTestCM("x", "1")), fifo.Add(ctrlTestCM("y", "1"))); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
+				ctrl := New(cfg)
+				done := make(chan struct{})
+				go func() { defer close(done); ctrl.RunWithContext(ctx) }()
+				synctest.Wait()
+				cancel()
+				<-done
+				if got := strings.Join(reported, "; "); got != tc.wantReported {
+					t.Errorf("reported %q, want %q", got, tc.wantReported)
+				}
+			})
 		})
-		var reported interface{}
-		cfg.ProcessErrorHandler = func(_ context.Context, obj interface{}, _ error) { reported = obj }
-		ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), klog.Background()))
-		defer cancel()
-		// Queue two objects before anything pops, so that they form a batch.
-		if err := fifo.Add(ctrlTestCM("x", "1")); err != nil {
-			t.Fatal(err)
-		}
-		if err := fifo.Add(ctrlTestCM("y", "1")); err != nil {
-			t.Fatal(err)
-		}
-		ctrl := New(cfg)
-		done := make(chan struct{})
-		go func() { defer close(done); ctrl.RunWithContext(ctx) }()
-		synctest.Wait()
-		cancel()
-		<-done
-		batch, ok := reported.([]Delta)
-		if !ok || len(batch) != 2 {
-			t.Fatalf("reported %#v, want the batch of 2 deltas", reported)
-		}
-		if got := processedKey(batch[0]) + "," + processedKey(batch[1]); got != "ns/x,ns/y" {
-			t.Errorf("batch keys %s", got)
-		}
-	})
+	}
 }
 
 func TestControllerWatchErrorHandlerPrecedence(t *testing.T) {
