@@ -55,5 +55,10 @@ cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
 	$(GO) tool cover -func=coverage.out | tail -1
 
+## integration: build (or reuse cached) etcd and kube-apiserver from Go modules, then run
+## test/integration against them. See README.md, "Integration tests".
+integration:
+	test/integration/run.sh
+
 clean:
 	rm -rf $(BIN) coverage.out
