@@ -37,6 +37,10 @@ $(BIN)/staticcheck:
 $(BIN)/goimports:
 	GOBIN=$(BIN) $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
 
+## example: run the main example, a controller against the in-memory fake API source.
+example:
+	$(GO) run ./examples/controller
+
 ## bench: every Go benchmark of the main module, with allocations.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
