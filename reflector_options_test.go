@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,13 @@ func TestReflectorNameHelpers(t *testing.T) {
 	// Called from this package's tests only, the name comes from the testing package.
 	if got := nameFromCallsite(); !strings.Contains(got, "testing.go:") {
 		t.Errorf("nameFromCallsite from package tests = %q, want the testing package's frame", got)
+	}
+	// On a goroutine with only this package's frames, the name is where it was started.
+	names := make(chan string)
+	_, _, line, _ := runtime.Caller(0)
+	go func() { names <- NewReflector(newReflTestSource("1").lw(), nil, newReflTestStore(), 0).Name() }()
+	if got, want := <-names, fmt.Sprintf("reflector_options_test.go:%d", line+1); !strings.HasSuffix(got, want) {
+		t.Errorf("name of a reflector built on a goroutine of this package = %q, want the go statement (%s)", got, want)
 	}
 }
 
