@@ -290,6 +290,13 @@ func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
 // than an overload or connection problem) or ctx is cancelled. It returns an error only when it
 // could not fill the store, or when starting a watch failed in a way that is not retried; it
 // returns nil when ctx is cancelled.
+//
+// Bad input from the ListerWatcher has a defined outcome: a LIST result that is not a list (or
+// nil) is an error; a Watch that returns neither a watch nor an error is an error; watch events
+// whose object is nil, has no metadata, or has the wrong type or GroupVersionKind are logged and
+// dropped; a watch.Error event whose object is not a Status ends the watch like any other error
+// event (the next round lists again). A panic in the ListerWatcher propagates to the caller
+// with its own stack (RunWithContext logs and re-raises it).
 func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	ctx = r.withLogger(ctx)
 	logger := klog.FromContext(ctx)
