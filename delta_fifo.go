@@ -98,6 +98,9 @@ var (
 	_ Queue             = &DeltaFIFO{}
 	_ TransformingStore = &DeltaFIFO{}
 	_ DoneChecker       = &DeltaFIFO{}
+	// A Reflector hands DeltaFIFO an already transformed watch-list without a second
+	// transform.
+	_ transformedReplacer = &DeltaFIFO{}
 )
 
 // deltaFIFOItemsShrinkAt is the peak number of keys above which an emptied DeltaFIFO drops its
@@ -380,8 +383,22 @@ func (f *DeltaFIFO) countInitialProcessedLocked(n int) {
 // plus the tombstones it queued. Keys and transforms are computed before anything is queued,
 // so a KeyError or transformer error leaves the queue untouched (client-go may queue part of
 // the list first). Replace takes ownership of list: with a transformer, it stores the
-// transformed objects in it.
+// transformed objects in it. A Reflector hands over the objects of a streaming watch-list,
+// which it transformed while buffering them, without a second transform (client-go transforms
+// them twice, reference §4.5).
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
+	return f.replace(list, true)
+}
+
+// replaceTransformed is Replace for objects the transformer already ran on: a Reflector's
+// streaming watch-list transforms what it buffers (see transformedReplacer), and client-go
+// transforms those objects a second time (reference §4.5).
+func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
+	return f.replace(list, false)
+}
+
+// replace implements Replace; transform says whether the transformer still has to run.
+func (f *DeltaFIFO) replace(list []interface{}, transform bool) error {
 	action := Sync
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
@@ -389,8 +406,13 @@ func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
 	ids := make([]string, len(list))
 	keys := make(sets.Set[string], len(list))
 	for i, item := range list {
-		// Replace transforms even when it emits Sync: these objects are new.
-		id, obj, err := f.prepare(Replaced, item)
+		// Replace transforms even when it emits Sync: these objects are new. Preparing them
+		// as a Sync skips the transformer.
+		prepareAs := Replaced
+		if !transform {
+			prepareAs = Sync
+		}
+		id, obj, err := f.prepare(prepareAs, item)
 		if err != nil {
 			if _, isKeyErr := err.(KeyError); isKeyErr {
 				return err

@@ -137,6 +137,9 @@ var (
 	_ QueueWithBatch    = &RealFIFO{}
 	_ TransformingStore = &RealFIFO{}
 	_ DoneChecker       = &RealFIFO{}
+	// A Reflector hands RealFIFO an already transformed watch-list without a second
+	// transform.
+	_ transformedReplacer = &RealFIFO{}
 )
 
 // NewRealFIFO returns a non-atomic RealFIFO. knownObjects must not be nil (it panics, like

@@ -22,7 +22,23 @@ import (
 // The first Replace sets the initial population that HasSynced waits for: every delta queued
 // by then. Keys and transforms are computed before anything is queued, so a KeyError or a
 // transformer error leaves the queue untouched. Replace takes ownership of newItems.
+//
+// A Reflector hands over the objects of a streaming watch-list, which it transformed while
+// buffering them, without a second transform (client-go transforms them twice, reference
+// §4.5), so the transformer need not be idempotent for that path.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
+	return f.replace(newItems, resourceVersion, true)
+}
+
+// replaceTransformed is Replace for objects the transformer already ran on: a Reflector's
+// streaming watch-list transforms what it buffers (see transformedReplacer), and client-go
+// transforms those objects a second time (reference §4.5).
+func (f *RealFIFO) replaceTransformed(newItems []interface{}, resourceVersion string) error {
+	return f.replace(newItems, resourceVersion, false)
+}
+
+// replace implements Replace; transform says whether the transformer still has to run.
+func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform bool) error {
 	var keys []string
 	var newKeys sets.Set[string]
 	if !f.emitAtomicEvents {
@@ -31,7 +47,7 @@ func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error
 			return err
 		}
 	}
-	if f.transformer != nil {
+	if transform && f.transformer != nil {
 		for i, obj := range newItems {
 			if _, isTombstone := obj.(DeletedFinalStateUnknown); isTombstone {
 				continue

@@ -860,3 +860,67 @@ func TestQueueRing(t *testing.T) {
 		})
 	}
 }
+
+// TestFIFOReplaceTransformed checks that Replace runs the transformer on every listed object,
+// and replaceTransformed (which a Reflector uses for a watch-list it already transformed) does
+// not.
+func TestFIFOReplaceTransformed(t *testing.T) {
+	calls := 0
+	transform := func(obj interface{}) (interface{}, error) {
+		calls++
+		item := obj.(*fifoTestItem)
+		return fifoTestObj(item.Name, item.Val+100), nil
+	}
+	list := func() []interface{} { return []interface{}{fifoTestObj("a", 1), fifoTestObj("b", 2)} }
+	cases := []struct {
+		name      string
+		queue     func() interface{}
+		already   bool
+		wantCalls int
+		want      []string
+	}{
+		{"RealFIFO atomic Replace", func() interface{} {
+			return NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, Transformer: transform})
+		}, false, 2, []string{"ReplacedAll(7 a=101,b=102)"}},
+		{"RealFIFO atomic replaceTransformed", func() interface{} {
+			return NewRealFIFOWithOptions(RealFIFOOptions{AtomicEvents: true, Transformer: transform})
+		}, true, 0, []string{"ReplacedAll(7 a=1,b=2)"}},
+		{"RealFIFO replaceTransformed", func() interface{} {
+			return NewRealFIFOWithOptions(RealFIFOOptions{KnownObjects: fifoTestKnownOf(), Transformer: transform})
+		}, true, 0, []string{"a: Replaced(1)", "b: Replaced(2)"}},
+		{"DeltaFIFO Replace", func() interface{} {
+			return NewDeltaFIFOWithOptions(DeltaFIFOOptions{EmitDeltaTypeReplaced: true, Transformer: transform})
+		}, false, 2, []string{"a: Replaced(101)", "b: Replaced(102)"}},
+		{"DeltaFIFO replaceTransformed", func() interface{} {
+			return NewDeltaFIFOWithOptions(DeltaFIFOOptions{EmitDeltaTypeReplaced: true, Transformer: transform})
+		}, true, 0, []string{"a: Replaced(1)", "b: Replaced(2)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			calls = 0
+			q := tc.queue()
+			var err error
+			if tc.already {
+				err = q.(transformedReplacer).replaceTransformed(list(), "7")
+			} else {
+				err = q.(ReflectorStore).Replace(list(), "7")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != tc.wantCalls {
+				t.Errorf("transformer ran %d times, want %d", calls, tc.wantCalls)
+			}
+			var got []string
+			switch f := q.(type) {
+			case *RealFIFO:
+				got = fifoTestDrainReal(t, f)
+			case *DeltaFIFO:
+				got = fifoTestDrainDelta(t, f)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("popped %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
