@@ -43,7 +43,8 @@ type SharedInformer interface {
 	// AddEventHandlerWithOptions adds handler. Calls to one handler are made one at a time, in
 	// order; different handlers are not coordinated. A handler added to a running informer
 	// first receives an add (isInInitialList=true) for every object in the cache, queued
-	// before this call returns. It fails once the informer has stopped.
+	// before this call returns. It fails once the informer has stopped, and for a nil handler
+	// (client-go accepts one and crashes on its first notification).
 	AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error)
 
 	// RemoveEventHandler removes the handler behind handle: nothing more is queued for it and

@@ -497,3 +497,31 @@ func TestSharedInformerHasSyncedCheckerName(t *testing.T) {
 		t.Fatalf("Name() = %q", got)
 	}
 }
+
+// TestSharedInformerWatchErrorHandler: the handler set before the start is told about list
+// failures, and the informer still syncs after retrying.
+func TestSharedInformerWatchErrorHandler(t *testing.T) {
+	features.SetForTesting(t, features.WatchListClient, false)
+	src := infTestSource("a")
+	src.FailLists(1, fcache.InternalError())
+	inf := infTestNewInformer(src, 0)
+	errs := make(chan error, 10)
+	if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, r *Reflector, err error) {
+		if r == nil {
+			t.Error("handler called without the reflector")
+		}
+		errs <- err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	infTestRun(t, inf)
+	select {
+	case err := <-errs:
+		if err == nil {
+			t.Fatal("handler called with a nil error")
+		}
+	case <-time.After(infTestTimeout):
+		t.Fatal("watch error handler not called")
+	}
+	infTestWaitSynced(t, inf)
+}
