@@ -101,7 +101,7 @@ func TypedNewDelayingQueue[T comparable]() TypedDelayingInterface[T] {
 // NewTypedDelayingQueueWithConfig returns a delaying queue configured by config.
 //
 // Waiting items sit in a min-heap ordered by due time, guarded by a mutex: AddAfter is
-// O(log n) and never blocks on the waiting goroutine (client-go's AddAfter blocks once 1000
+// amortized O(log n) and never blocks on the waiting goroutine (client-go's AddAfter blocks once 1000
 // items are in flight to it). One goroutine moves due items to the underlying queue; it sleeps
 // on a single reused timer set to the earliest due time and is woken when an earlier item
 // arrives, so it needs no periodic heartbeat. ShutDown and ShutDownWithDrain stop it before

@@ -207,8 +207,8 @@ func (q *Typed[T]) Add(item T) {
 	}
 	s := q.items[item]
 	if s&stateDirty != 0 {
-		if s&stateProcessing == 0 {
-			q.queue.Touch(item)
+		if s&stateProcessing == 0 && q.fifo == nil {
+			q.queue.Touch(item) // the default queue ignores it
 		}
 		q.mu.Unlock()
 		return
@@ -274,10 +274,10 @@ func (q *Typed[T]) Done(item T) {
 		w = q.pushLocked(item)
 	} else {
 		q.deleteLocked(item)
-		if q.processing == 0 && q.drained != nil {
-			close(q.drained)
-			q.drained = nil
-		}
+	}
+	if q.processing == 0 && q.drained != nil {
+		close(q.drained)
+		q.drained = nil
 	}
 	q.mu.Unlock()
 	w.wake()
@@ -297,9 +297,11 @@ func (q *Typed[T]) ShutDown() {
 	q.stopBackground()
 }
 
-// ShutDownWithDrain is ShutDown, and then waits until every item taken by a worker is Done.
-// Items still waiting to be taken are not waited for. A ShutDown call ends the wait early.
-// Workers must call Done for every item they Get, or ShutDownWithDrain blocks forever.
+// ShutDownWithDrain is ShutDown, and then waits until no item is being processed: until every
+// item taken by a worker is Done. Items still waiting to be taken, including one queued again
+// by its Done, are not waited for (workers still get them), as in client-go. A ShutDown call
+// ends the wait early. Workers must call Done for every item they Get, or ShutDownWithDrain
+// blocks forever.
 func (q *Typed[T]) ShutDownWithDrain() {
 	q.mu.Lock()
 	waiters := q.shutDownLocked(true)

@@ -180,7 +180,7 @@ func TestShutDownWithDrain(t *testing.T) {
 			q.Done("b")
 		}},
 		{"a later ShutDown ends the wait", []string{"a"}, nil, func(q *Typed[string]) { q.ShutDown() }},
-		{"re-added held item is queued and waited for", []string{"a"}, nil, func(q *Typed[string]) {
+		{"an add during the drain is dropped", []string{"a"}, nil, func(q *Typed[string]) {
 			q.Add("a") // dropped: shutting down
 			q.Done("a")
 		}},
@@ -224,6 +224,32 @@ func TestShutDownWithDrain(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestShutDownWithDrainRequeued: an item added again before the drain and queued by its Done
+// is not waited for, as in client-go; the worker still gets it afterwards.
+func TestShutDownWithDrainRequeued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewTyped[string]()
+		q.Add("a")
+		q.Get()
+		q.Add("a")
+		returned := make(chan struct{})
+		go func() {
+			q.ShutDownWithDrain()
+			close(returned)
+		}()
+		synctest.Wait()
+		q.Done("a")
+		<-returned
+		if item, shutdown := q.Get(); item != "a" || shutdown {
+			t.Fatalf("Get after the drain = %q, %v; want the re-queued item", item, shutdown)
+		}
+		q.Done("a")
+		if _, shutdown := q.Get(); !shutdown {
+			t.Fatal("Get on the drained queue did not report shutdown")
+		}
+	})
 }
 
 // lifo is a custom Queue that hands out the newest item first and records Touch calls.
