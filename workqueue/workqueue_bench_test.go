@@ -4,6 +4,7 @@ package workqueue_test
 // runs against it by changing the import path.
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -183,4 +184,29 @@ func BenchmarkAddRateLimitedForget(b *testing.B) {
 		})
 		cpu.report(b)
 	})
+}
+
+// BenchmarkParallelizeUntil: one op splits a batch of small pieces over 10 workers.
+func BenchmarkParallelizeUntil(b *testing.B) {
+	cases := []struct{ pieces, workers, chunk int }{
+		{1000, 10, 1},
+		{1000, 10, 10},
+		{1000, 10, 100},
+		{999, 10, 13},
+	}
+	for _, tc := range cases {
+		b.Run(fmt.Sprintf("pieces=%d,workers=%d,chunk=%d", tc.pieces, tc.workers, tc.chunk), func(b *testing.B) {
+			b.ReportAllocs()
+			out := make([]int, tc.pieces)
+			for range b.N {
+				workqueue.ParallelizeUntil(context.Background(), tc.workers, tc.pieces, func(p int) {
+					x := p
+					for range 100 {
+						x = x*31 + 7
+					}
+					out[p] = x
+				}, workqueue.WithChunkSize(tc.chunk))
+			}
+		})
+	}
 }
