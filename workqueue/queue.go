@@ -415,6 +415,22 @@ func (q *Typed[T]) deleteLocked(item T) {
 // shrinkThreshold is the size above which an emptied map or buffer is reallocated.
 const shrinkThreshold = 1024
 
+// shrinkCap returns the capacity a buffer of capacity c holding n items should shrink to, or
+// 0 to keep it. A buffer shrinks to a quarter once it is less than 1/16 full, and back to
+// shrinkThreshold once empty: memory stays within 16 times what is held (or
+// shrinkThreshold), and draining a burst reallocates only about a third of the buffer.
+func shrinkCap(n, c int) int {
+	switch {
+	case c <= shrinkThreshold:
+		return 0
+	case n == 0:
+		return shrinkThreshold
+	case n < c/16:
+		return max(c/4, shrinkThreshold)
+	}
+	return 0
+}
+
 func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 	defer q.wg.Done()
 	t := q.clock.NewTicker(period)
@@ -455,16 +471,15 @@ func (f *fifo[T]) Push(item T) {
 // Len returns the number of queued items.
 func (f *fifo[T]) Len() int { return f.n }
 
-// Pop removes the oldest item and clears its slot; the buffer halves when it is a quarter
-// full and larger than shrinkThreshold.
+// Pop removes the oldest item and clears its slot; the buffer shrinks as shrinkCap says.
 func (f *fifo[T]) Pop() T {
 	var zero T
 	item := f.buf[f.head]
 	f.buf[f.head] = zero
 	f.head = (f.head + 1) & (len(f.buf) - 1)
 	f.n--
-	if len(f.buf) > shrinkThreshold && f.n < len(f.buf)/4 {
-		f.resize(len(f.buf) / 2)
+	if c := shrinkCap(f.n, len(f.buf)); c > 0 {
+		f.resize(c)
 	}
 	return item
 }

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,6 +301,7 @@ func TestDefaultQueueRing(t *testing.T) {
 		{"wraps around", [][2]int{{10, 7}, {10, 10}, {5, 8}}},
 		{"grows past the first buffer", [][2]int{{100, 50}, {100, 150}}},
 		{"shrinks after a burst", [][2]int{{10000, 9990}, {5, 15}}},
+		{"shrinks while draining", [][2]int{{100000, 99000}, {0, 990}, {3, 13}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -318,6 +320,9 @@ func TestDefaultQueueRing(t *testing.T) {
 				}
 				if f.Len() != next-want {
 					t.Fatalf("Len = %d, want %d", f.Len(), next-want)
+				}
+				if r[1] > 0 && len(f.buf) > max(shrinkThreshold, 16*(f.Len()+1)) {
+					t.Fatalf("%d slots kept for %d items", len(f.buf), f.Len())
 				}
 			}
 			if f.Len() == 0 && len(f.buf) > shrinkThreshold {
@@ -359,5 +364,25 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 	defer q.mu.Unlock()
 	if q.itemsPeak != 0 || len(q.items) != 0 {
 		t.Fatalf("items map not replaced: peak %d, len %d", q.itemsPeak, len(q.items))
+	}
+}
+
+func TestShrinkCap(t *testing.T) {
+	cases := []struct {
+		n, c, want int
+	}{
+		{0, shrinkThreshold, 0}, // small buffers stay
+		{0, 4 * shrinkThreshold, shrinkThreshold},
+		{10, 64 * shrinkThreshold, 16 * shrinkThreshold},
+		{4*shrinkThreshold - 1, 64 * shrinkThreshold, 16 * shrinkThreshold},
+		{4 * shrinkThreshold, 64 * shrinkThreshold, 0}, // 1/16 full: keep
+		{1, 2 * shrinkThreshold, shrinkThreshold},      // never below the threshold
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d/%d", tc.n, tc.c), func(t *testing.T) {
+			if got := shrinkCap(tc.n, tc.c); got != tc.want {
+				t.Fatalf("shrinkCap = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -38,6 +38,13 @@ func (w *waitingSet[T]) add(item T, due int64) (newHead bool) {
 	}
 	w.due[item] = due
 	w.peak = max(w.peak, len(w.due))
+	if len(w.heap) == cap(w.heap) {
+		// Double: append grows large slices by only 1.25x, copying five times the final
+		// size over a burst instead of two.
+		grown := make([]waitSlot[T], len(w.heap), max(2*cap(w.heap), 64))
+		copy(grown, w.heap)
+		w.heap = grown
+	}
 	w.heap = append(w.heap, waitSlot[T]{due: due, item: item})
 	i := w.up(len(w.heap) - 1)
 	if len(w.heap) > 2*len(w.due)+shrinkThreshold {
@@ -93,7 +100,7 @@ func (w *waitingSet[T]) compact() {
 }
 
 // pop removes and returns the earliest slot; the heap must not be empty. The backing array
-// halves when it is a quarter full and larger than shrinkThreshold.
+// shrinks as shrinkCap says.
 func (w *waitingSet[T]) pop() waitSlot[T] {
 	h := w.heap
 	top := h[0]
@@ -101,8 +108,8 @@ func (w *waitingSet[T]) pop() waitSlot[T] {
 	h[0] = h[last]
 	h[last] = waitSlot[T]{}
 	h = h[:last]
-	if cap(h) > shrinkThreshold && len(h) < cap(h)/4 {
-		h = append(make([]waitSlot[T], 0, cap(h)/2), h...)
+	if c := shrinkCap(len(h), cap(h)); c > 0 {
+		h = append(make([]waitSlot[T], 0, c), h...)
 	}
 	w.heap = h
 	if last > 0 {
