@@ -532,3 +532,56 @@ func TestInformerProcessRejectsNonDeltas(t *testing.T) {
 		t.Errorf("Process(non-Deltas) = %v, want %v", err, errNotDeltas)
 	}
 }
+
+// TestInformerTransformsOnce checks that, with a streaming watch-list (the default), each
+// object of the initial list goes through the informer's transform once: the Reflector
+// transforms while it buffers, and the queue does not transform again (client-go does, §4.5).
+func TestInformerTransformsOnce(t *testing.T) {
+	cases := []struct {
+		name      string
+		watchList bool
+	}{
+		{"watch-list", true},
+		{"paginated list", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			features.SetForTesting(t, features.WatchListClient, tc.watchList)
+			synctest.Test(t, func(t *testing.T) {
+				source := fcache.NewFakeControllerSource()
+				defer source.Shutdown()
+				source.Add(ctrlTestCM("a", "1"))
+				source.Add(ctrlTestCM("b", "1"))
+				var mu sync.Mutex
+				calls := map[string]int{}
+				_, ctrl := NewInformerWithOptions(InformerOptions{
+					ListerWatcher: source,
+					ObjectType:    &v1.ConfigMap{},
+					Handler:       &ctrlTestEvents{},
+					Transform: func(obj interface{}) (interface{}, error) {
+						if cm, ok := obj.(*v1.ConfigMap); ok {
+							mu.Lock()
+							calls[cm.Name]++
+							mu.Unlock()
+						}
+						return obj, nil
+					},
+				})
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { defer close(done); ctrl.RunWithContext(ctx) }()
+				synctest.Wait()
+				if !ctrl.HasSynced() {
+					t.Fatal("not synced")
+				}
+				cancel()
+				<-done
+				mu.Lock()
+				defer mu.Unlock()
+				if calls["a"] != 1 || calls["b"] != 1 {
+					t.Errorf("transform calls %v, want one per object", calls)
+				}
+			})
+		})
+	}
+}
