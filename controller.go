@@ -164,7 +164,6 @@ func (c *controller) RunWithContext(ctx context.Context) {
 
 	var wg wait.Group
 	wg.StartWithContext(ctx, r.RunWithContext)
-	defer wg.Wait()
 
 	for ctx.Err() == nil {
 		c.guardedProcessLoop(ctx)
@@ -173,6 +172,8 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		case <-c.clock.After(processLoopRestartDelay):
 		}
 	}
+	// Not deferred: a panic in process must propagate at once, not wait for ctx to end.
+	wg.Wait()
 }
 
 // guardedProcessLoop runs processLoop, handling a panic like client-go's wait.Until does: by

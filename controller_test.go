@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -580,6 +581,83 @@ func TestInformerTransformsOnce(t *testing.T) {
 				defer mu.Unlock()
 				if calls["a"] != 1 || calls["b"] != 1 {
 					t.Errorf("transform calls %v, want one per object", calls)
+				}
+			})
+		})
+	}
+}
+
+// TestControllerProcessPanics checks both outcomes of a panicking process function: by default
+// the panic propagates out of RunWithContext (crashing the program, as in client-go); with
+// utilruntime.ReallyCrash off it is logged and the loop starts again a second later.
+func TestControllerProcessPanics(t *testing.T) {
+	cases := []struct {
+		name        string
+		reallyCrash bool
+	}{
+		{"panic propagates", true},
+		{"panic is logged and processing resumes", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := utilruntime.ReallyCrash
+			utilruntime.ReallyCrash = tc.reallyCrash
+			defer func() { utilruntime.ReallyCrash = prev }()
+			synctest.Test(t, func(t *testing.T) {
+				source := fcache.NewFakeControllerSource()
+				defer source.Shutdown()
+				var mu sync.Mutex
+				var processed []string
+				cfg, fifo := ctrlTestQueueConfig(source, func(ds Deltas) error {
+					cm, ok := ds[0].Object.(*v1.ConfigMap)
+					if !ok {
+						return nil
+					}
+					if cm.Name == "boom" {
+						panic("handler exploded")
+					}
+					mu.Lock()
+					processed = append(processed, cm.Name)
+					mu.Unlock()
+					return nil
+				})
+				cfg.ProcessBatch = nil
+				clk := clocktesting.NewFakeClock(time.Unix(0, 0))
+				ctrl := New(cfg)
+				ctrl.(*controller).clock = clk
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				recovered := make(chan interface{}, 1)
+				go func() {
+					defer func() { recovered <- recover() }()
+					ctrl.RunWithContext(ctx)
+				}()
+				synctest.Wait()
+				if err := errors.Join(fifo.Add(ctrlTestCM("boom", "1")), fifo.Add(ctrlTestCM("after", "1"))); err != nil {
+					t.Fatal(err)
+				}
+				synctest.Wait()
+				if tc.reallyCrash {
+					if r := <-recovered; r == nil || !strings.Contains(fmt.Sprint(r), "handler exploded") {
+						t.Fatalf("recovered %v, want the handler's panic", r)
+					}
+					return // the deferred cancel stops the reflector
+				}
+				mu.Lock()
+				if len(processed) != 0 {
+					t.Errorf("processed %v before the restart delay", processed)
+				}
+				mu.Unlock()
+				clk.Step(processLoopRestartDelay)
+				synctest.Wait()
+				mu.Lock()
+				if !slices.Equal(processed, []string{"after"}) {
+					t.Errorf("processed %v after the restart, want [after]", processed)
+				}
+				mu.Unlock()
+				cancel()
+				if r := <-recovered; r != nil {
+					t.Fatalf("RunWithContext panicked: %v", r)
 				}
 			})
 		})
