@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kcache/cache"
 	fcache "github.com/kcache/cache/testing"
@@ -76,4 +78,40 @@ func ExampleReflector() {
 	// updated alpha
 	// deleted beta
 	// [demo/alpha]
+}
+
+// A ListWatch adapts any client's list and watch calls into a ListerWatcher, for example to
+// narrow what a Reflector sees with a label selector.
+func ExampleListWatch() {
+	src := fcache.NewFakeControllerSource()
+	src.Add(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "web", Labels: map[string]string{"tier": "web"}}})
+	src.Add(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "db", Labels: map[string]string{"tier": "db"}}})
+
+	onlyWeb := func(o *metav1.ListOptions) { o.LabelSelector = "tier=web" }
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			onlyWeb(&o)
+			return src.ListWithContext(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			onlyWeb(&o)
+			return src.WatchWithContext(ctx, o)
+		},
+	}
+
+	store := exampleReflectorStore{Store: cache.NewStore(cache.MetaNamespaceKeyFunc), writes: make(chan string, 10)}
+	r := cache.NewReflector(lw, &v1.ConfigMap{}, store, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.RunWithContext(ctx)
+	}()
+
+	<-store.writes
+	fmt.Println(store.ListKeys())
+	cancel()
+	<-done
+	// Output:
+	// [demo/web]
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,11 +33,15 @@ type reflTestScenario struct {
 	checks int
 }
 
-func newReflTestScenario(t *testing.T, watchList bool, pods int) *reflTestScenario {
+func newReflTestScenario(t *testing.T, watchList bool, pods int, opts ...func(*fcache.Options)) *reflTestScenario {
 	features.SetForTesting(t, features.WatchListClient, watchList)
 	reflTestNoErrorBackoff(t)
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	src := fcache.New(fcache.Options{Clock: clk, NewListFunc: func() runtime.Object { return &v1.PodList{} }})
+	o := fcache.Options{Clock: clk, NewListFunc: func() runtime.Object { return &v1.PodList{} }}
+	for _, f := range opts {
+		f(&o)
+	}
+	src := fcache.New(o)
 	for i := range pods {
 		src.Add(reflTestPod(fmt.Sprintf("pod-%d", i), ""))
 	}
@@ -244,6 +249,42 @@ func TestReflectorScenarioWatchListUnsupportedFallsBack(t *testing.T) {
 		if got := verbs[:3]; !slices.Equal(got, []string{fcache.VerbWatch, fcache.VerbList, fcache.VerbWatch}) {
 			t.Fatalf("requests %v, want a refused watch-list, a LIST, then a watch", verbs)
 		}
+		s.change("after")
+		s.converge()
+	})
+}
+
+func TestReflectorScenarioCompactionDuringPagedList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A server without a watch cache: "0" lists are paged too.
+		s := newReflTestScenario(t, false, 5, func(o *fcache.Options) { o.PaginateResourceVersionZero = true })
+		s.r.WatchListPageSize = 2
+		var lists atomic.Int32
+		s.src.SetRequestHook(func(_ context.Context, verb string, _ metav1.ListOptions) error {
+			if verb == fcache.VerbList && lists.Add(1) == 2 {
+				// Between the first and second page the server moves on and compacts the
+				// version the continue token reads.
+				s.change("mid-list")
+				s.src.Compact(s.src.ResourceVersion())
+			}
+			return nil
+		})
+		stop := reflTestRun(t, s.r.RunWithContext)
+		defer stop()
+		synctest.Wait()
+		s.src.SetRequestHook(nil)
+		var limits []string
+		for _, req := range s.src.Requests() {
+			if req.Verb == fcache.VerbList {
+				limits = append(limits, fmt.Sprintf("limit=%d continue=%v", req.Options.Limit, req.Options.Continue != ""))
+			}
+		}
+		// First page, the expired continue, then one full list.
+		want := []string{"limit=2 continue=false", "limit=2 continue=true", "limit=0 continue=false"}
+		if !slices.Equal(limits, want) {
+			t.Fatalf("lists %v, want %v", limits, want)
+		}
+		s.converge()
 		s.change("after")
 		s.converge()
 	})
