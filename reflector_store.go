@@ -28,10 +28,10 @@ type ReflectorBookmarkStore interface {
 
 // TransformingStore is a ReflectorStore that transforms objects as they come in. The Reflector
 // applies the same transform to the objects it buffers during a streaming watch-list, so that
-// the buffer holds the (usually smaller) transformed objects, then hands them to Replace: as in
-// client-go, Replace then sees objects that were already transformed once, so the transform must
-// be idempotent. (This package's stores may opt out of the second transform; see
-// transformedReplacer in reflector_watchlist.go.)
+// the buffer holds the (usually smaller) transformed objects, then hands them over. This
+// package's RealFIFO and DeltaFIFO (the queues informers use) take them as they are, so each
+// object is transformed once; any other TransformingStore gets them through Replace, which sees
+// objects already transformed once, as in client-go, so its transform must be idempotent.
 type TransformingStore interface {
 	ReflectorStore
 	Transformer() TransformFunc

@@ -24,7 +24,8 @@ import (
 // object a second time (client-go behaves so; see reference §4.5), which costs time and
 // requires transforms to be idempotent. A store implementing replaceTransformed receives the
 // buffered objects there instead of through Replace, and must not transform them again; it is
-// otherwise Replace. The method is unexported: only this package's stores can implement it.
+// otherwise Replace. The method is unexported: only this package's stores can implement it
+// (RealFIFO and DeltaFIFO do, so informers transform each object once).
 type transformedReplacer interface {
 	replaceTransformed(list []interface{}, resourceVersion string) error
 }
