@@ -238,9 +238,13 @@ const initialEventsEndBookmarkWarningInterval = 10 * time.Second
 
 // initialEventsEndBookmarkTicker warns, every interval, while the bookmark that ends the initial
 // events of a watch-list is overdue: no event at all yet, or none for an interval. It is a no-op
-// for steady-state watches and for clocks without tickers. Not safe for concurrent use.
+// for steady-state watches. Not safe for concurrent use.
+//
+// It ticks with a timer re-armed after each tick rather than a clock.Ticker (client-go's choice):
+// the fake clock's tickers cannot be stopped, so each watch-list would leave a waiter behind on a
+// test's FakeClock forever, and HasWaiters-based tests would stop working.
 type initialEventsEndBookmarkTicker struct {
-	ticker     clock.Ticker // nil for the no-op ticker
+	timer      clock.Timer // nil for the no-op ticker
 	clock      clock.Clock
 	name       string
 	logger     klog.Logger
@@ -251,30 +255,24 @@ type initialEventsEndBookmarkTicker struct {
 
 func newInitialEventsEndBookmarkTicker(logger klog.Logger, name string, c clock.Clock, watchStart time.Time, initialEvents bool) *initialEventsEndBookmarkTicker {
 	t := &initialEventsEndBookmarkTicker{clock: c, name: name, logger: logger, interval: initialEventsEndBookmarkWarningInterval, watchStart: watchStart}
-	if !initialEvents {
-		return t
+	if initialEvents {
+		t.timer = c.NewTimer(t.interval)
 	}
-	wt, ok := c.(clock.WithTicker)
-	if !ok {
-		logger.Info("Warning: clock does not support WithTicker interface but exitOnInitialEventsEndBookmark was requested")
-		return t
-	}
-	t.ticker = wt.NewTicker(t.interval)
 	return t
 }
 
 // C returns the tick channel, nil (never ready) for the no-op ticker.
 func (t *initialEventsEndBookmarkTicker) C() <-chan time.Time {
-	if t.ticker == nil {
+	if t.timer == nil {
 		return nil
 	}
-	return t.ticker.C()
+	return t.timer.C()
 }
 
 // Stop stops the ticker.
 func (t *initialEventsEndBookmarkTicker) Stop() {
-	if t.ticker != nil {
-		t.ticker.Stop()
+	if t.timer != nil {
+		t.timer.Stop()
 	}
 }
 
@@ -282,16 +280,19 @@ func (t *initialEventsEndBookmarkTicker) observeLastEventTimeStamp(ts time.Time)
 	t.lastEvent = ts
 }
 
-// warnIfExpired logs the warning when it is due.
+// warnIfExpired handles a tick: it logs the warning when it is due and arms the next tick.
 func (t *initialEventsEndBookmarkTicker) warnIfExpired() {
 	if err := t.produceWarningIfExpired(); err != nil {
 		t.logger.Info("Warning: event bookmark expired", "err", err)
+	}
+	if t.timer != nil {
+		t.timer.Reset(t.interval)
 	}
 }
 
 // produceWarningIfExpired returns the warning to log, or nil when none is due.
 func (t *initialEventsEndBookmarkTicker) produceWarningIfExpired() error {
-	if t.ticker == nil {
+	if t.timer == nil {
 		return nil
 	}
 	if t.lastEvent.IsZero() {

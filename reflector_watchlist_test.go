@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kcache/cache/internal/features"
@@ -369,4 +370,43 @@ func TestInitialEventsEndBookmarkTicker(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestReflectorWatchListWarnsWhileBookmarkMissing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
+		seen := 0
+		logs := func() string { // what was logged since the last call
+			all := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+			defer func() { seen = len(all) }()
+			return all[seen:]
+		}
+		src := newReflTestSource("1")
+		r, c := reflTestNewWatchList(t, src, newReflTestStore())
+		stop := reflTestRun(t, func(ctx context.Context) { _ = r.ListAndWatchWithContext(klog.NewContext(ctx, logger)) })
+		defer stop()
+		synctest.Wait()
+		w := src.watcher(t, 0)
+
+		reflTestStep(c, 10*time.Second)
+		if got := logs(); !strings.Contains(got, "no events received for 10s") {
+			t.Fatalf("after 10s without events: log %q, want the missing-bookmark warning", got)
+		}
+		reflTestStep(c, 5*time.Second)
+		w.Add(reflTestPod("a", "1")) // at 15s
+		reflTestStep(c, 5*time.Second)
+		if got := logs(); got != "" {
+			t.Fatalf("log %q at the 20s tick, 5s after an event, want no warning", got)
+		}
+		reflTestStep(c, 10*time.Second)
+		if got := logs(); !strings.Contains(got, "received last event 15s ago") {
+			t.Fatalf("log %q at the 30s tick, want the warning about a stale stream", got)
+		}
+		w.Action(watch.Bookmark, reflTestBookmark("2", true))
+		synctest.Wait()
+		// Nothing of the watch-list is left on the clock (no resync period is set).
+		if n := c.Waiters(); n != 0 {
+			t.Fatalf("%d waiters on the clock after the watch-list, want 0", n)
+		}
+	})
 }
