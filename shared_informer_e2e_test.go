@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,29 +16,40 @@ import (
 )
 
 // infTestView is a handler that rebuilds the source's state (key → resource version) from the
-// notifications it gets, and closes reached when it sees the sentinel object.
+// notifications it gets, and lets a test wait until it has seen a given key.
 type infTestView struct {
-	mu      sync.Mutex // mu guards objects
+	mu      sync.Mutex // mu guards objects and waiters
 	objects map[string]string
-
-	sentinel string
-	reached  chan struct{}
-	once     sync.Once
+	waiters map[string][]chan struct{}
 }
 
-func newInfTestView(sentinel string) *infTestView {
-	return &infTestView{objects: map[string]string{}, sentinel: sentinel, reached: make(chan struct{})}
+func newInfTestView() *infTestView {
+	return &infTestView{objects: map[string]string{}, waiters: map[string][]chan struct{}{}}
 }
 
 func (v *infTestView) set(obj interface{}) {
 	p := obj.(*v1.Pod)
 	key := p.Namespace + "/" + p.Name
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	v.objects[key] = p.ResourceVersion
-	v.mu.Unlock()
-	if key == v.sentinel {
-		v.once.Do(func() { close(v.reached) })
+	for _, ch := range v.waiters[key] {
+		close(ch)
 	}
+	delete(v.waiters, key)
+}
+
+// seen returns a channel that is closed once the view has had key.
+func (v *infTestView) seen(key string) <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	ch := make(chan struct{})
+	if _, ok := v.objects[key]; ok {
+		close(ch)
+		return ch
+	}
+	v.waiters[key] = append(v.waiters[key], ch)
+	return ch
 }
 
 func (v *infTestView) OnAdd(obj interface{}, _ bool) { v.set(obj) }
@@ -106,7 +119,14 @@ func infTestDiff(a, b map[string]string) string {
 // updates and deletes mixed with broken watches, error events, changes hidden from the watch
 // and compactions that force relists. Afterwards every handler's rebuilt view and the indexer
 // equal the source exactly.
+//
+// It runs in a synctest bubble: the reflector's backoff after each failure grows to tens of
+// seconds, which the bubble's fake time skips.
 func TestSharedInformerEndToEnd(t *testing.T) {
+	synctest.Test(t, infTestEndToEnd)
+}
+
+func infTestEndToEnd(t *testing.T) {
 	const (
 		initial = 10000
 		changes = 6000
@@ -124,9 +144,8 @@ func TestSharedInformerEndToEnd(t *testing.T) {
 		fmt.Sscanf(name, "pod-%05d", &i)
 		return fmt.Sprintf("ns-%d", i%7)
 	}
-	const sentinel = "zzz/sentinel"
 	inf := infTestNewInformer(src, 0)
-	views := []*infTestView{newInfTestView(sentinel), newInfTestView(sentinel)}
+	views := []*infTestView{newInfTestView(), newInfTestView()}
 	for _, v := range views {
 		if _, err := inf.AddEventHandler(v); err != nil {
 			t.Fatal(err)
@@ -140,9 +159,21 @@ func TestSharedInformerEndToEnd(t *testing.T) {
 		live[n] = true
 	}
 	next := initial
+	// waitAll waits until every view has seen key.
+	// The timeout is in the bubble's fake time and covers the reflector's longest backoff.
+	waitAll := func(key string) {
+		for j, v := range views {
+			select {
+			case <-v.seen(key):
+			case <-time.After(5 * time.Minute):
+				t.Fatalf("handler %d did not see %s", j, key)
+			}
+		}
+	}
+	faults := 0
 	for i := 0; i < changes; i++ {
 		if i == changes/2 {
-			late := newInfTestView(sentinel)
+			late := newInfTestView()
 			if _, err := inf.AddEventHandler(late); err != nil {
 				t.Fatal(err)
 			}
@@ -173,16 +204,26 @@ func TestSharedInformerEndToEnd(t *testing.T) {
 				src.Modify(p)
 			}
 		}
-		switch fault := rng.Intn(600); {
-		case fault == 0: // the watch breaks; the reflector resumes from its resource version
+		if i%600 != 599 {
+			continue
+		}
+		// Once the informer has caught up (its watch is open), inject a fault.
+		marker := fmt.Sprintf("m%04d", i)
+		src.Add(infTestPod("markers", marker, ""))
+		waitAll("markers/" + marker)
+		switch faults % 4 {
+		case 0: // the watch breaks; the reflector resumes from its resource version
 			src.CloseWatches()
-		case fault == 1: // the history is compacted away: the reflector must relist
+		case 1: // the history is compacted away: the reflector must relist
 			src.Compact(src.ResourceVersion())
 			src.CloseWatches()
-		case fault == 2: // the next watch fails
+		case 2: // the server reports an error on the open watch
+			src.InjectError(fcache.InternalError())
+		case 3: // the watch breaks and the next one fails
 			src.FailWatches(1, fcache.InternalError())
 			src.CloseWatches()
 		}
+		faults++
 	}
 	// Force a final relist so that changes hidden from the watch are noticed, then add the
 	// sentinel, which sorts after every other object.
@@ -191,8 +232,19 @@ func TestSharedInformerEndToEnd(t *testing.T) {
 	src.Add(infTestPod("zzz", "sentinel", ""))
 
 	want := infTestSourceState(t, src)
+	waitAll("zzz/sentinel")
+	// The faults must really have made the informer list again, not only resume watches.
+	fullLists := 0
+	for _, r := range src.Requests() {
+		if r.Verb == fcache.VerbList || (r.Options.SendInitialEvents != nil && *r.Options.SendInitialEvents) {
+			fullLists++
+		}
+	}
+	if fullLists < 6 {
+		t.Fatalf("only %d full lists; the faults did not force relists", fullLists)
+	}
+	t.Logf("%d full lists, %d requests in all", fullLists, len(src.Requests()))
 	for i, v := range views {
-		infTestWaitClosed(t, v.reached, fmt.Sprintf("handler %d seeing the sentinel", i))
 		if got := v.snapshot(); infTestDiff(got, want) != "[]" {
 			t.Errorf("handler %d view differs from the source: %s", i, infTestDiff(got, want))
 		}
