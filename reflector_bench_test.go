@@ -71,6 +71,7 @@ func BenchmarkReflectorList(b *testing.B) {
 				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return watch.NewEmptyWatch(), nil }}
 			store := NewStore(MetaNamespaceKeyFunc)
 			r := NewReflectorWithOptions(lw, &v1.Pod{}, store, ReflectorOptions{Name: "bench"})
+			r.metrics = newReflectorMetricsFrom(noopMetricsProvider{}, r.name)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -99,6 +100,8 @@ func BenchmarkReflectorWatchEvents(b *testing.B) {
 	}
 	store := NewStore(MetaNamespaceKeyFunc)
 	r := NewReflectorWithOptions(&ListWatch{}, &v1.Pod{}, store, ReflectorOptions{Name: "bench"})
+	// Measure the reflector, not a metrics provider a test may have installed.
+	r.metrics = newReflectorMetricsFrom(noopMetricsProvider{}, r.name)
 	ch := make(chan watch.Event, 1024)
 	w := watch.NewProxyWatcher(ch)
 	b.ReportAllocs()

@@ -16,8 +16,10 @@ import (
 
 // reflTestMetrics records every reflector metric by "<name>/<metric>".
 type reflTestMetrics struct {
-	mu     sync.Mutex // mu guards values
+	mu     sync.Mutex // mu guards values and off
 	values map[string][]float64
+	// off stops the recording (the process-wide provider outlives its test).
+	off bool
 }
 
 func newReflTestMetrics() *reflTestMetrics { return &reflTestMetrics{values: map[string][]float64{}} }
@@ -30,7 +32,9 @@ type reflTestMetric struct {
 func (m reflTestMetric) record(v float64) {
 	m.p.mu.Lock()
 	defer m.p.mu.Unlock()
-	m.p.values[m.key] = append(m.p.values[m.key], v)
+	if !m.p.off {
+		m.p.values[m.key] = append(m.p.values[m.key], v)
+	}
 }
 func (m reflTestMetric) Inc()              { m.record(1) }
 func (m reflTestMetric) Observe(v float64) { m.record(v) }
@@ -145,6 +149,11 @@ func TestSetReflectorMetricsProvider(t *testing.T) {
 	before := NewNamedReflector("before", newReflTestSource("1").lw(), &v1.Pod{}, newReflTestStore(), 0)
 	p := newReflTestMetrics()
 	SetReflectorMetricsProvider(p)
+	t.Cleanup(func() {
+		p.mu.Lock()
+		p.off = true
+		p.mu.Unlock()
+	})
 	SetReflectorMetricsProvider(newReflTestMetrics()) // ignored: the first call wins
 	after := NewNamedReflector("after", newReflTestSource("1").lw(), &v1.Pod{}, newReflTestStore(), 0)
 	before.metrics.lists.Inc()
