@@ -8,7 +8,7 @@ GOIMPORTS_VERSION   := v0.52.0
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: all test vet lint fmt bench fuzz cover example integration tools clean
+.PHONY: all test vet lint fmt bench fuzz cover example integration compat tools clean
 
 all: test
 
@@ -58,6 +58,11 @@ fuzz:
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
 	$(GO) tool cover -func=coverage.out | tail -1
+
+## compat: check that the public API is source-compatible with client-go v0.36.3
+## (test/compat, a module of its own so the root module never depends on client-go).
+compat:
+	cd test/compat && $(GO) test -count=1 ./...
 
 ## integration: build (or reuse cached) etcd and kube-apiserver from Go modules, then run
 ## test/integration against them. See README.md, "Integration tests".
