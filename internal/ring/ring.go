@@ -6,11 +6,11 @@ package ring
 const defaultMinCapacity = 16
 
 // Ring is a first-in first-out queue stored in a circular slice. Push doubles the slice when it
-// is full; Pop halves it once at most a quarter is in use, but never below the capacity given
-// to New. The gap between the two thresholds keeps a queue that hovers around one size from
-// resizing on every operation, so Push and Pop cost amortised O(1), and a queue that once held
-// a large burst gives that memory back as it drains (client-go's buffer.RingGrowing never
-// shrinks).
+// is full; once Pop leaves at most an eighth of it in use, it shrinks to twice what is left
+// (a power of two), but never below the capacity given to New. The gap between the two
+// thresholds keeps a queue that hovers around one size from resizing on every operation, so
+// Push and Pop cost amortised O(1), and a queue that once held a large burst gives that memory
+// back as it drains, in few steps (client-go's buffer.RingGrowing never shrinks).
 //
 // Popped slots are cleared, so the Ring does not keep popped values reachable.
 //
@@ -84,8 +84,12 @@ func (r *Ring[T]) Pop() (v T, ok bool) {
 	r.buf[r.head] = zero
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	if half := len(r.buf) / 2; r.n <= len(r.buf)/4 && half >= r.minCapacity() {
-		r.resize(half)
+	if r.n <= len(r.buf)/8 && len(r.buf) > r.minCapacity() {
+		size := r.minCapacity()
+		for size < 2*r.n {
+			size <<= 1
+		}
+		r.resize(size)
 	}
 	return v, true
 }

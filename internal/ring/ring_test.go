@@ -129,7 +129,7 @@ func TestRingAgainstSlice(t *testing.T) {
 			if c := r.Cap(); c != 0 && (c&(c-1) != 0 || c < r.Len()) {
 				t.Fatalf("seed %d op %d: bad capacity %d for %d elements", seed, i, c, r.Len())
 			}
-			if c := r.Cap(); c > 4*r.minCapacity() && r.Len() < c/4 {
+			if c := r.Cap(); c > r.minCapacity() && r.Len() < c/8 {
 				t.Fatalf("seed %d op %d: capacity %d kept for only %d elements", seed, i, c, r.Len())
 			}
 		}
