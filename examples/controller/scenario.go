@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcache/cache"
 	fcache "github.com/kcache/cache/testing"
@@ -122,7 +123,7 @@ func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, wi
 
 // sourceState maps each key in src to its resource version.
 func sourceState(src *fcache.FakeControllerSource) map[string]string {
-	list, err := src.List(metav1ListOptions())
+	list, err := src.List(metav1.ListOptions{})
 	if err != nil {
 		return nil
 	}

@@ -2,13 +2,10 @@ package main
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kcache/cache"
 )
-
-func metav1ListOptions() metav1.ListOptions { return metav1.ListOptions{} }
 
 // stateOf maps each object's key to its resource version.
 func stateOf(items []runtime.Object) map[string]string {
