@@ -225,27 +225,9 @@ func (q *delayingType[T]) waitingLoop(logger klog.Logger) {
 	defer close(q.loopDone)
 	defer utilruntime.HandleCrashWithLogger(logger)
 
-	var (
-		timer   clock.Timer
-		armed   bool  // timer is running or has fired without being received
-		armedAt int64 // due time the timer is set for
-		ready   = make([]T, 0, maxReadyBatch)
-	)
-	disarm := func() {
-		if armed && !timer.Stop() {
-			// It fired; drop the tick, or a fake clock's Step would block on the full channel.
-			select {
-			case <-timer.C():
-			default:
-			}
-		}
-		armed = false
-	}
-	defer func() {
-		if timer != nil {
-			disarm()
-		}
-	}()
+	timer := dueTimer{clock: q.clock, now: q.now}
+	defer timer.disarm()
+	ready := make([]T, 0, maxReadyBatch)
 
 	for {
 		if q.TypedInterface.ShuttingDown() {
@@ -270,36 +252,85 @@ func (q *delayingType[T]) waitingLoop(logger klog.Logger) {
 			continue // more items may be due
 		}
 
-		var fired <-chan time.Time
-		switch {
-		case !pending:
-			disarm()
-		case !armed || armedAt != next:
-			// Measure from the clock's time now: the Adds above took some. A fake clock
-			// fires a timer only when it is stepped, so an item that is already due is
-			// handled by looping rather than by a timer with a delay <= 0.
-			wait := time.Duration(next - q.now())
-			if wait <= 0 {
-				continue
-			}
-			if timer == nil {
-				timer = q.clock.NewTimer(wait)
-			} else {
-				disarm()
-				timer.Reset(wait)
-			}
-			armed, armedAt = true, next
-		}
-		if armed {
-			fired = timer.C()
+		if !pending {
+			timer.disarm()
+		} else if !timer.arm(next) {
+			continue // due already
 		}
 
 		select {
 		case <-q.stopCh:
 			return
 		case <-q.wake:
-		case <-fired:
-			armed = false
+		case <-timer.c():
+			timer.armed = false
 		}
 	}
+}
+
+// dueTimer is the waiting goroutine's one timer, created on first use and then reset, set to
+// fire when the clock reaches a due time (nanoseconds since the queue's base time).
+type dueTimer struct {
+	clock clock.Clock
+	now   func() int64
+	t     clock.Timer
+	armed bool  // running, or fired and not yet received
+	at    int64 // the due time it is set for, when armed
+}
+
+// c returns the channel that fires, or nil (which blocks forever) when not armed.
+func (d *dueTimer) c() <-chan time.Time {
+	if !d.armed {
+		return nil
+	}
+	return d.t.C()
+}
+
+// disarm stops the timer and drops a tick it may have left: a fake clock's Step would block
+// on the full channel at the next expiry otherwise.
+func (d *dueTimer) disarm() {
+	if d.armed && !d.t.Stop() {
+		select {
+		case <-d.t.C():
+		default:
+		}
+	}
+	d.armed = false
+}
+
+// armTolerance is how far the clock may move while the timer is being set before it is set
+// again.
+const armTolerance = int64(time.Microsecond)
+
+// arm makes the timer fire once the clock reaches at. It returns false if the clock is there
+// already: the caller handles the due items instead of waiting (a fake clock would only fire
+// a timer with a delay <= 0 at its next Step).
+//
+// A timer takes a duration, which the clock turns into an expiry by reading its own time. If
+// the clock moves between our reading and that one (a fake clock stepped by another
+// goroutine, say by the whole delay), the timer would fire late, possibly never; so when the
+// clock has moved by more than armTolerance meanwhile, the timer is set again from a fresh
+// reading.
+func (d *dueTimer) arm(at int64) bool {
+	if d.armed && d.at == at {
+		return true
+	}
+	for range 3 {
+		before := d.now()
+		if at <= before {
+			return false
+		}
+		wait := time.Duration(at - before)
+		if d.t == nil {
+			d.t = d.clock.NewTimer(wait)
+		} else {
+			d.disarm()
+			d.t.Reset(wait)
+		}
+		d.armed, d.at = true, at
+		if d.now()-before <= armTolerance {
+			break
+		}
+	}
+	return true
 }

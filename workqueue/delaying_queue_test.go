@@ -290,3 +290,51 @@ func TestInnerQueueShutDown(t *testing.T) {
 		q.ShutDown()
 	})
 }
+
+// steppingClock steps its fake clock inside NewTimer, before the timer is created: the
+// interleaving where another goroutine steps the clock while the waiting goroutine is between
+// reading the time and setting its timer.
+type steppingClock struct {
+	*testingclock.FakeClock
+	stepBy time.Duration
+}
+
+func (c *steppingClock) NewTimer(d time.Duration) clock.Timer {
+	c.Step(c.stepBy)
+	return c.FakeClock.NewTimer(d)
+}
+
+// TestStepWhileArming: the item must arrive although the clock reached its due time while the
+// timer was being set, and nothing steps the clock again.
+func TestStepWhileArming(t *testing.T) {
+	cases := []struct {
+		name   string
+		stepBy time.Duration
+		delay  time.Duration
+	}{
+		{"step past the due time", time.Hour, time.Minute},
+		{"step to the due time", time.Minute, time.Minute},
+		{"step part of the way", 30 * time.Second, time.Minute},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fc := &steppingClock{FakeClock: testingclock.NewFakeClock(t0), stepBy: tc.stepBy}
+				q := NewTypedDelayingQueueWithConfig(TypedDelayingQueueConfig[string]{Clock: fc})
+				defer q.ShutDown()
+				q.AddAfter("a", tc.delay)
+				synctest.Wait()
+				if tc.stepBy < tc.delay {
+					// Not due yet: the timer must fire when the rest of the delay has passed.
+					if q.Len() != 0 {
+						t.Fatal("delivered early")
+					}
+					fc.FakeClock.Step(tc.delay - tc.stepBy)
+				}
+				if item, _ := q.Get(); item != "a" {
+					t.Fatalf("Get = %q", item)
+				}
+			})
+		})
+	}
+}
