@@ -59,7 +59,7 @@ func TestWaitingSetModel(t *testing.T) {
 			w := newWaitingSet[int]()
 			model := map[int]int64{}
 			now := int64(0)
-			for step := range 20000 {
+			for step := range 8000 {
 				switch rng.IntN(10) {
 				case 0, 1: // time passes, due items come out
 					now += rng.Int64N(50)
