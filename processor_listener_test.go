@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -360,47 +357,6 @@ func TestProcessorListenerHasSynced(t *testing.T) {
 	}
 }
 
-// TestProcessorListenerPanic: with utilruntime.ReallyCrash off, a panic is reported to
-// utilruntime.PanicHandlers, the item is skipped, and the next item comes after a one-second
-// pause on the clock. A panicking initial add still counts as processed.
-func TestProcessorListenerPanic(t *testing.T) {
-	oldCrash, oldHandlers := utilruntime.ReallyCrash, utilruntime.PanicHandlers
-	var reported atomic.Int32
-	utilruntime.ReallyCrash = false
-	utilruntime.PanicHandlers = []func(context.Context, interface{}){func(context.Context, interface{}) { reported.Add(1) }}
-	defer func() { utilruntime.ReallyCrash, utilruntime.PanicHandlers = oldCrash, oldHandlers }()
-
-	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	rec := newInfTestRecorder()
-	rec.panicOn = "bad"
-	up := newInfTestChecker("up")
-	l := infTestListener(rec, up, clk)
-	p := newSharedProcessor(clk)
-	p.addListener(l, []interface{}{"bad"})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go p.run(ctx)
-	defer func() { cancel(); infTestWaitClosed(t, l.stopped, "listener exit") }()
-
-	l.add(infTestAdd("good", false))
-	if e := rec.next(t); e.obj != "bad" {
-		t.Fatalf("first event %v", e)
-	}
-	p.markUpstreamSynced()
-	infTestWaitClosed(t, l.HasSyncedChecker().Done(), "sync despite the panicking initial add")
-	if reported.Load() != 1 {
-		t.Fatalf("panic reported %d times, want 1", reported.Load())
-	}
-	for !clk.HasWaiters() {
-		runtimeGosched()
-	}
-	rec.expectNone(t)
-	clk.Step(pauseAfterPanic)
-	if e := rec.next(t); e.obj != "good" {
-		t.Fatalf("after the pause got %v", e)
-	}
-}
-
 func TestProcessorSyncDistribution(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
 	up := newInfTestChecker("up")
@@ -526,88 +482,9 @@ func TestProcessorStop(t *testing.T) {
 	infTestWaitClosed(t, late.stopped, "never-started listener stop")
 }
 
-// BenchmarkListener measures add → handler for one listener with parallel producers, like
-// client-go's BenchmarkListener.
-func BenchmarkListener(b *testing.B) {
-	var calls atomic.Int64
-	var wg sync.WaitGroup
-	h := ResourceEventHandlerFuncs{AddFunc: func(interface{}) {
-		calls.Add(1)
-		wg.Done()
-	}}
-	l := newProcessListener(klog.Background(), h, 0, 0, clock.RealClock{}, newInfTestChecker("up"))
-	var runners sync.WaitGroup
-	l.start(&runners)
-	defer func() { l.close(); runners.Wait() }()
-	wg.Add(b.N)
-	b.SetParallelism(5)
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			l.add(infTestAdd("obj", false))
-		}
-	})
-	wg.Wait()
-}
-
 // pendingForTest returns the number of queued notifications.
 func (p *processorListener) pendingForTest() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.pending.Len()
-}
-
-// TestProcessorListenerSlowHandlerTrace: a slow call is logged only while the backlog is
-// longer than initialBufferSize.
-func TestProcessorListenerSlowHandlerTrace(t *testing.T) {
-	cases := []struct {
-		name    string
-		backlog int
-		slow    time.Duration
-		wantLog bool
-	}{
-		{name: "slow call, long backlog", backlog: initialBufferSize + 10, slow: 2 * slowHandlerThreshold, wantLog: true},
-		{name: "fast call, long backlog", backlog: initialBufferSize + 10, slow: slowHandlerThreshold / 2},
-		{name: "slow call, short backlog", backlog: 10, slow: 2 * slowHandlerThreshold},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, logs := infTestLogContext(context.Background())
-			clk := clocktesting.NewFakeClock(time.Unix(0, 0))
-			gate := make(chan struct{})
-			calls := make(chan struct{}, tc.backlog+2)
-			first := true
-			h := ResourceEventHandlerFuncs{AddFunc: func(interface{}) {
-				if first {
-					<-gate
-					clk.Step(tc.slow)
-					first = false
-				}
-				calls <- struct{}{}
-			}}
-			l := newProcessListener(klog.FromContext(ctx), h, 0, 0, clk, newInfTestChecker("up"))
-			for i := 0; i < tc.backlog+2; i++ {
-				l.add(infTestAdd(i, false))
-			}
-			var wg sync.WaitGroup
-			l.start(&wg) // after queueing, so that the first call sees the whole backlog
-			defer func() { l.close(); wg.Wait() }()
-			close(gate)
-			for i := 0; i < tc.backlog+2; i++ {
-				select {
-				case <-calls:
-				case <-time.After(infTestTimeout):
-					t.Fatal("handler calls did not finish")
-				}
-			}
-			got := strings.Contains(logs.String(), `processorListener handler`)
-			if got != tc.wantLog {
-				t.Fatalf("logged = %v, want %v:\n%s", got, tc.wantLog, logs.String())
-			}
-			if tc.wantLog && !strings.Contains(logs.String(), "pendingNotifications") {
-				t.Fatalf("log lacks the backlog:\n%s", logs.String())
-			}
-		})
-	}
 }
