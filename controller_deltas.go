@@ -19,7 +19,8 @@ import (
 //   - Bookmark: the store records the resource version.
 //
 // It stops at the first store error, or at a delta whose Object does not match its type.
-// Unlike client-go, which ignores unknown delta types, it reports them as errors.
+// Unlike client-go, which ignores unknown delta types, it reports them as errors. keyFunc
+// must be clientState's key function.
 func processDeltas(
 	logger klog.Logger,
 	handler ResourceEventHandler,
@@ -84,7 +85,7 @@ func processDeltas(
 // listed object, in list order. Handlers thus never see an event the store does not reflect
 // yet.
 func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
-	_, newKeys, err := replacementKeys(info.Objects, keyFunc)
+	keys, newKeys, err := replacementKeys(info.Objects, keyFunc)
 	if err != nil {
 		return err
 	}
@@ -92,10 +93,11 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 	reconcileReplacement(logger, nil, clientState, newKeys, func(tombstone DeletedFinalStateUnknown) {
 		deletions = append(deletions, tombstone)
 	})
-	// olds[i] is the stored state of info.Objects[i], or nil if it is new.
+	// olds[i] is the stored state of info.Objects[i], or nil if it is new. Looking it up by
+	// the key computed above saves computing every key a second time (client-go calls Get).
 	olds := make([]interface{}, len(info.Objects))
-	for i, obj := range info.Objects {
-		if old, exists, err := clientState.Get(obj); err == nil && exists {
+	for i, key := range keys {
+		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
 			olds[i] = old
 		}
 	}
