@@ -541,3 +541,42 @@ func fifoTestBufferLogger() (klog.Logger, interface{ String() string }) {
 	logger := ktesting.NewLogger(ktesting.NopTL{}, ktesting.NewConfig(ktesting.BufferLogs(true)))
 	return logger, logger.GetSink().(ktesting.Underlier).GetBuffer()
 }
+
+// TestDeltaFIFOReleasesMemoryAfterBurst checks that draining a large burst gives the memory of
+// the key map and the key queue back, instead of keeping them sized for the burst.
+func TestDeltaFIFOReleasesMemoryAfterBurst(t *testing.T) {
+	cases := []struct {
+		name       string
+		burst      int
+		wantFresh  bool // the map is reallocated once the queue is empty
+		wantBufMax int  // the largest ring capacity left after draining
+	}{
+		{"small burst keeps its map", 100, false, queueRingMinCap},
+		{"large burst drops its map", 5000, true, queueRingMinCap},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{EmitDeltaTypeReplaced: true})
+			list := make([]interface{}, tc.burst)
+			for i := range list {
+				list[i] = fifoTestObj(fmt.Sprint("k", i), i)
+			}
+			if err := f.Replace(list, ""); err != nil {
+				t.Fatal(err)
+			}
+			if f.itemsPeak != tc.burst {
+				t.Fatalf("itemsPeak = %d, want %d", f.itemsPeak, tc.burst)
+			}
+			got := fifoTestDrainDelta(t, f)
+			if len(got) != tc.burst {
+				t.Fatalf("drained %d, want %d", len(got), tc.burst)
+			}
+			if fresh := f.itemsPeak == 0; fresh != tc.wantFresh {
+				t.Errorf("map reallocated = %v, want %v (peak %d)", fresh, tc.wantFresh, f.itemsPeak)
+			}
+			if c := len(f.queue.buf); c > tc.wantBufMax {
+				t.Errorf("key queue keeps capacity %d after draining", c)
+			}
+		})
+	}
+}
