@@ -47,6 +47,9 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 		}
 		return
 	}
+	if len(s.keys) == cap(s.keys) {
+		s.grow()
+	}
 	s.slots[key] = len(s.keys)
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
@@ -56,6 +59,16 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 		s.vals = append(s.vals, vals...)
 	}
 	moveIndexEntries(s.indices, key, nil, vals)
+}
+
+// grow doubles the capacity of the slot slices. append alone grows large slices by only 1.25x,
+// which, summed over a store filled one object at a time, allocates about five times the final
+// size instead of two.
+func (s *storeState) grow() {
+	n := max(2*cap(s.keys), 16)
+	s.keys = append(make([]string, 0, n), s.keys...)
+	s.objs = append(make([]interface{}, 0, n), s.objs...)
+	s.vals = append(make([][]string, 0, n*len(s.indices)), s.vals...)
 }
 
 // remove deletes key and its index entries; the last slot moves into the freed one.
