@@ -145,11 +145,27 @@ func TestReflectorLastResourceVersionMetric(t *testing.T) {
 	}
 }
 
+// reflTestResetMetricsProvider puts the process-wide reflector metrics provider back in its
+// first-use state (no provider, SetReflectorMetricsProvider not yet called) now and when the
+// test ends, so that a test that sets it can run again (-count) and leaves nothing behind.
+func reflTestResetMetricsProvider(t *testing.T) {
+	reset := func() {
+		reflectorMetricsFactory.mu.Lock()
+		defer reflectorMetricsFactory.mu.Unlock()
+		reflectorMetricsFactory.once = sync.Once{}
+		reflectorMetricsFactory.provider = noopMetricsProvider{}
+	}
+	reset()
+	t.Cleanup(reset)
+}
+
 func TestSetReflectorMetricsProvider(t *testing.T) {
+	reflTestResetMetricsProvider(t)
 	before := NewNamedReflector("before", newReflTestSource("1").lw(), &v1.Pod{}, newReflTestStore(), 0)
 	p := newReflTestMetrics()
 	SetReflectorMetricsProvider(p)
 	t.Cleanup(func() {
+		// Reflectors created during the test keep p; make it record nothing more.
 		p.mu.Lock()
 		p.off = true
 		p.mu.Unlock()
