@@ -58,6 +58,7 @@ func (e infTestEvent) String() string {
 type infTestRecorder struct {
 	events  chan infTestEvent
 	gate    chan struct{} // if non-nil, each call first receives from it
+	entered chan struct{} // if non-nil, each call sends to it before waiting on gate
 	panicOn interface{}   // if non-nil, a call for this object panics after recording
 }
 
@@ -66,6 +67,9 @@ func newInfTestRecorder() *infTestRecorder {
 }
 
 func (r *infTestRecorder) record(e infTestEvent) {
+	if r.entered != nil {
+		r.entered <- struct{}{}
+	}
 	if r.gate != nil {
 		<-r.gate
 	}

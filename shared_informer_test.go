@@ -190,6 +190,7 @@ func TestSharedInformerBlockedHandler(t *testing.T) {
 	inf := infTestNewInformer(src, 0)
 	blocked, free := newInfTestRecorder(), newInfTestRecorder()
 	blocked.gate = make(chan struct{})
+	openGate := sync.OnceFunc(func() { close(blocked.gate) })
 	if _, err := inf.AddEventHandler(blocked); err != nil {
 		t.Fatal(err)
 	}
@@ -197,6 +198,7 @@ func TestSharedInformerBlockedHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	infTestRun(t, inf)
+	t.Cleanup(openGate) // runs before the informer's stop, which waits for the handler
 	if got := infTestNext(t, free); got != "add a@1 initial" {
 		t.Fatalf("got %q", got)
 	}
@@ -213,7 +215,7 @@ func TestSharedInformerBlockedHandler(t *testing.T) {
 		t.Fatalf("store has %d objects, want %d", n, changes+1)
 	}
 	blocked.expectNone(t)
-	close(blocked.gate)
+	openGate()
 	if got := infTestNext(t, blocked); got != "add a@1 initial" {
 		t.Fatalf("blocked handler: got %q", got)
 	}
@@ -234,18 +236,28 @@ func TestSharedInformerLateHandler(t *testing.T) {
 
 	late := newInfTestRecorder()
 	late.gate = make(chan struct{})
+	late.entered = make(chan struct{}, 8)
+	openGate := sync.OnceFunc(func() { close(late.gate) })
+	t.Cleanup(openGate) // runs before the informer's stop, which waits for the handler
 	reg, err := inf.AddEventHandler(late)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := reg.(*processorListener).pendingForTest(); n != 3 {
-		t.Fatalf("%d notifications queued when AddEventHandler returned, want 3", n)
-	}
 	if reg.HasSynced() {
 		t.Fatal("late handler synced before processing its initial adds")
 	}
+	// The listener runs already: once its handler is blocked in the first initial add, the
+	// other two must be queued behind it, and nothing else.
+	select {
+	case <-late.entered:
+	case <-time.After(infTestTimeout):
+		t.Fatal("late handler not called")
+	}
+	if n := reg.(*processorListener).pendingForTest(); n != 2 {
+		t.Fatalf("%d notifications queued behind the first initial add, want 2", n)
+	}
 	src.Add(infTestPod("ns", "d", ""))
-	close(late.gate)
+	openGate()
 	if got, want := infTestNextN(t, late, 3), []string{"add a@1 initial", "add b@2 initial", "add c@3 initial"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("initial adds %v, want %v", got, want)
 	}
