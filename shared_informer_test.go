@@ -489,12 +489,25 @@ func TestSharedInformerGetController(t *testing.T) {
 			features.SetForTesting(t, features.InformerResourceVersion, tc.enabled)
 			src := infTestSource("a")
 			inf := infTestNewInformer(src, 0)
+			rec := newInfTestRecorder()
+			if _, err := inf.AddEventHandler(rec); err != nil {
+				t.Fatal(err)
+			}
 			infTestRun(t, inf)
 			infTestWaitSynced(t, inf)
 			c := inf.GetController()
 			c.Run(make(chan struct{})) // does nothing
 			if !c.HasSynced() || !IsDone(c.HasSyncedChecker()) {
 				t.Fatal("controller not synced with its informer")
+			}
+			// As in client-go, the reflector records the list's resource version only after
+			// handing the list to the queue, so the informer can sync before it is set. An
+			// event from the watch, which the reflector reads after recording it, is the
+			// signal that it is.
+			infTestNext(t, rec)
+			src.Add(infTestPod("ns", "b", ""))
+			if got := infTestNext(t, rec); got != "add b@2" {
+				t.Fatalf("got %q, want the watched add", got)
 			}
 			if got := c.LastSyncResourceVersion(); (got != "") != tc.wantRV {
 				t.Fatalf("LastSyncResourceVersion = %q", got)
