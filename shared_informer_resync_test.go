@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -12,7 +13,15 @@ import (
 
 // TestSharedInformerResyncPerHandler: with a fake clock, each handler gets resyncs (updates
 // with the same old and new object) at its own period, and handlers without one get none.
+//
+// It runs in a synctest bubble so that synctest.Wait tells when the informer is idle again
+// (the reflector waiting on its next resync timer, every notification delivered); which
+// waiters the fake clock has at a given moment is not something the test can rely on.
 func TestSharedInformerResyncPerHandler(t *testing.T) {
+	synctest.Test(t, infTestResyncPerHandler)
+}
+
+func infTestResyncPerHandler(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
 	src := infTestSource("a", "b")
 	inf := newSharedIndexInformer(src, &v1.Pod{}, SharedIndexInformerOptions{ResyncPeriod: time.Second}, clk)
@@ -29,11 +38,6 @@ func TestSharedInformerResyncPerHandler(t *testing.T) {
 	for _, r := range recs {
 		infTestNextN(t, r, 2)
 	}
-	// Wait for the reflector's resync timer.
-	for !clk.HasWaiters() {
-		runtimeGosched()
-	}
-	baseline := clk.Waiters()
 
 	objects := 2
 	due := [][]bool{ // per step, per handler
@@ -43,27 +47,35 @@ func TestSharedInformerResyncPerHandler(t *testing.T) {
 		{false, true, false},
 	}
 	for step, want := range due {
-		clk.Step(time.Second)
-		// Wait until the resync timer is armed again, then mark the end of this step's
-		// notifications with a new object.
-		for clk.Waiters() < baseline {
-			runtimeGosched()
+		// The reflector is waiting on its resync timer (armed when its watch started, or
+		// re-armed after the previous resync) and every notification has been delivered.
+		synctest.Wait()
+		if !clk.HasWaiters() {
+			t.Fatalf("step %d: the reflector is not waiting for a resync", step)
 		}
+		clk.Step(time.Second)
+		synctest.Wait()
+		for h, r := range recs {
+			if !want[h] {
+				r.expectNone(t)
+				continue
+			}
+			got := infTestNextN(t, r, objects)
+			for _, g := range got {
+				if !strings.HasPrefix(g, "update ") {
+					t.Fatalf("step %d handler %d: %q, want a resync update", step, h, g)
+				}
+				parts := strings.SplitN(strings.TrimPrefix(g, "update "), "->", 2)
+				if parts[0] != parts[1] {
+					t.Fatalf("step %d handler %d: resync %q changes the object", step, h, g)
+				}
+			}
+			r.expectNone(t)
+		}
+		// A new object reaches every handler and is resynced from the next step on.
 		marker := fmt.Sprintf("m%d", step)
 		src.Add(infTestPod("ns", marker, ""))
 		for h, r := range recs {
-			if want[h] {
-				got := infTestNextN(t, r, objects)
-				for _, g := range got {
-					if !strings.HasPrefix(g, "update ") {
-						t.Fatalf("step %d handler %d: %q, want a resync update", step, h, g)
-					}
-					parts := strings.SplitN(strings.TrimPrefix(g, "update "), "->", 2)
-					if parts[0] != parts[1] {
-						t.Fatalf("step %d handler %d: resync %q changes the object", step, h, g)
-					}
-				}
-			}
 			if got := infTestNext(t, r); !strings.HasPrefix(got, "add "+marker+"@") {
 				t.Fatalf("step %d handler %d: got %q, want the marker", step, h, got)
 			}
