@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -327,6 +328,12 @@ func TestSharedInformerRemoveEventHandler(t *testing.T) {
 // TestSharedInformerRelistTombstones: objects deleted while the informer could not watch are
 // reported as DeletedFinalStateUnknown after the relist.
 func TestSharedInformerRelistTombstones(t *testing.T) {
+	// In a synctest bubble: the reflector waits its backoff before relisting after the broken
+	// watch, which fake time skips.
+	synctest.Test(t, infTestRelistTombstones)
+}
+
+func infTestRelistTombstones(t *testing.T) {
 	src := infTestSource("a", "b", "c")
 	inf := infTestNewInformer(src, 0)
 	rec := newInfTestRecorder()
@@ -358,6 +365,12 @@ func TestSharedInformerRelistTombstones(t *testing.T) {
 // TestSharedInformerPanickingHandler: with crashing off, a panicking handler loses the one
 // notification and keeps receiving the next ones; other handlers are unaffected.
 func TestSharedInformerPanickingHandler(t *testing.T) {
+	// In a synctest bubble: the listener pauses a second after a handler panic, which fake
+	// time skips.
+	synctest.Test(t, infTestPanickingHandler)
+}
+
+func infTestPanickingHandler(t *testing.T) {
 	oldCrash, oldHandlers := utilruntime.ReallyCrash, utilruntime.PanicHandlers
 	utilruntime.ReallyCrash = false
 	reported := make(chan interface{}, 10)
@@ -389,7 +402,6 @@ func TestSharedInformerPanickingHandler(t *testing.T) {
 	case <-time.After(infTestTimeout):
 		t.Fatal("panic not reported")
 	}
-	// The pause after a panic is one second on the real clock here.
 	if got := infTestNext(t, panicky); got != "add good@2" {
 		t.Fatalf("after the panic: %q", got)
 	}
@@ -526,6 +538,12 @@ func TestSharedInformerHasSyncedCheckerName(t *testing.T) {
 // TestSharedInformerWatchErrorHandler: the handler set before the start is told about list
 // failures, and the informer still syncs after retrying.
 func TestSharedInformerWatchErrorHandler(t *testing.T) {
+	// In a synctest bubble: the reflector waits its backoff before listing again, which fake
+	// time skips.
+	synctest.Test(t, infTestWatchErrorHandler)
+}
+
+func infTestWatchErrorHandler(t *testing.T) {
 	features.SetForTesting(t, features.WatchListClient, false)
 	src := infTestSource("a")
 	src.FailLists(1, fcache.InternalError())
