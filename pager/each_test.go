@@ -167,31 +167,32 @@ func TestEachListItemStops(t *testing.T) {
 	cases := []struct {
 		name      string
 		setup     func(s *pageServer)
-		fn        func(cancel context.CancelFunc) func(runtime.Object) error
+		fn        func(s *pageServer, cancel context.CancelFunc) func(runtime.Object) error
 		wantErr   error
 		wantPanic string
 	}{
 		{
 			name: "ctx cancelled while the fetcher waits on the server",
-			// Call 2 blocks until its context ends; fn cancels while handling page 1.
+			// Call 2 blocks until its context ends; fn, handling page 1, waits until the
+			// fetcher is in that call and then cancels.
 			setup: func(s *pageServer) { s.block = 2 },
-			fn: func(cancel context.CancelFunc) func(runtime.Object) error {
-				return func(runtime.Object) error { cancel(); return nil }
+			fn: func(s *pageServer, cancel context.CancelFunc) func(runtime.Object) error {
+				return func(runtime.Object) error { <-s.waiting; cancel(); return nil }
 			},
 			wantErr: context.Canceled,
 		},
 		{
 			name:  "fn fails while the fetcher waits on the server",
 			setup: func(s *pageServer) { s.block = 2 },
-			fn: func(context.CancelFunc) func(runtime.Object) error {
-				return func(runtime.Object) error { return errStop }
+			fn: func(s *pageServer, _ context.CancelFunc) func(runtime.Object) error {
+				return func(runtime.Object) error { <-s.waiting; return errStop }
 			},
 			wantErr: errStop,
 		},
 		{
 			name:  "ctx cancelled while the fetcher waits on a full buffer",
 			setup: func(*pageServer) {},
-			fn: func(cancel context.CancelFunc) func(runtime.Object) error {
+			fn: func(_ *pageServer, cancel context.CancelFunc) func(runtime.Object) error {
 				return func(runtime.Object) error { cancel(); return nil }
 			},
 			wantErr: context.Canceled,
@@ -199,7 +200,7 @@ func TestEachListItemStops(t *testing.T) {
 		{
 			name:  "fn panics",
 			setup: func(*pageServer) {},
-			fn: func(context.CancelFunc) func(runtime.Object) error {
+			fn: func(*pageServer, context.CancelFunc) func(runtime.Object) error {
 				return func(runtime.Object) error { panic("fn exploded") }
 			},
 			wantPanic: "fn exploded",
@@ -207,7 +208,7 @@ func TestEachListItemStops(t *testing.T) {
 		{
 			name:  "PageFn panics",
 			setup: func(s *pageServer) { s.fail = map[int]error{2: errPanic} },
-			fn: func(context.CancelFunc) func(runtime.Object) error {
+			fn: func(*pageServer, context.CancelFunc) func(runtime.Object) error {
 				return func(runtime.Object) error { return nil }
 			},
 			wantPanic: "PageFn exploded",
@@ -232,7 +233,7 @@ func TestEachListItemStops(t *testing.T) {
 			var panicked any
 			func() {
 				defer func() { panicked = recover() }()
-				err = p.EachListItem(ctx, metav1.ListOptions{}, tc.fn(cancel))
+				err = p.EachListItem(ctx, metav1.ListOptions{}, tc.fn(s, cancel))
 			}()
 			if tc.wantPanic != "" {
 				if panicked != tc.wantPanic {

@@ -24,9 +24,10 @@ type pageServer struct {
 	// emptyPages makes the first emptyPages pages empty (with a continue token), as a server
 	// filtering with a selector can return.
 	emptyPages int
-	// block makes the given call wait for its context to end; unblocked records that the call
-	// then returned.
+	// block makes the given call wait for its context to end; waiting is closed when that call
+	// starts waiting, and unblocked records that it then returned.
 	block     int
+	waiting   chan struct{}
 	unblocked atomic.Bool
 
 	mu    sync.Mutex
@@ -34,7 +35,7 @@ type pageServer struct {
 }
 
 func newPageServer(n int) *pageServer {
-	s := &pageServer{rv: "42"}
+	s := &pageServer{rv: "42", waiting: make(chan struct{})}
 	s.items = make([]v1.ConfigMap, n)
 	for i := range s.items {
 		s.items[i] = v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Namespace: "ns"}}
@@ -49,6 +50,7 @@ func (s *pageServer) list(ctx context.Context, opts metav1.ListOptions) (runtime
 	s.mu.Unlock()
 
 	if call == s.block {
+		close(s.waiting)
 		<-ctx.Done()
 		s.unblocked.Store(true)
 		return nil, ctx.Err()
