@@ -14,7 +14,6 @@ import (
 	"os"
 	"sync"
 
-	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 )
 
@@ -175,6 +174,3 @@ func ConnectionFromEnv() (conn Connection, ok bool, err error) {
 	}
 	return conn, true, nil
 }
-
-// nopLogger silences the etcd client's own logging.
-func nopLogger() *zap.Logger { return zap.NewNop() }
