@@ -17,8 +17,8 @@ func TestProcessStop(t *testing.T) {
 		// killed is whether the exit must come from SIGKILL rather than SIGTERM.
 		killed bool
 	}{
-		{name: "exits on SIGTERM", script: "echo started; exec sleep 60", grace: time.Minute},
-		{name: "ignores SIGTERM until killed", script: "trap '' TERM; echo started; while :; do sleep 1; done", grace: 200 * time.Millisecond, killed: true},
+		{name: "exits on SIGTERM", script: "echo started-$((1+1)); exec sleep 60", grace: time.Minute},
+		{name: "ignores SIGTERM until killed", script: "trap '' TERM; echo started-$((1+1)); while :; do sleep 1; done", grace: 200 * time.Millisecond, killed: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -29,8 +29,9 @@ func TestProcessStop(t *testing.T) {
 			}
 			t.Cleanup(p.kill)
 			// The trap must be installed before SIGTERM arrives: wait for the script's output.
+			// The log also holds the command line, which says $((1+1)) where the output says 2.
 			err = waitReady(context.Background(), p, 10*time.Second, func(context.Context) error {
-				if !strings.Contains(logTail(logPath, 5), "started") {
+				if !strings.Contains(logTail(logPath, 5), "started-2") {
 					return errors.New("not started")
 				}
 				return nil
