@@ -39,7 +39,7 @@ func TestBookmarksAdvanceIdleWatch(t *testing.T) {
 			t.Parallel()
 			ns := newNamespace(ctx, t, cs)
 			createConfigMaps(ctx, t, cs, ns, 3, 3)
-			cms := cs.CoreV1().ConfigMaps(ns)
+			cms := cs.ConfigMaps(ns)
 			rec := newRecorder(
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cms.List(ctx, o) },
 				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return cms.Watch(ctx, o) },
@@ -60,7 +60,7 @@ func TestBookmarksAdvanceIdleWatch(t *testing.T) {
 			synced := parseRV(t, r.LastSyncResourceVersion())
 			bookmarks := rec.Bookmarks()
 			events := rec.Events(watch.Added) + rec.Events(watch.Modified) + rec.Events(watch.Deleted)
-			other, err := cs.CoreV1().ConfigMaps(elsewhere).Create(ctx, &corev1.ConfigMap{
+			other, err := cs.ConfigMaps(elsewhere).Create(ctx, &corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{GenerateName: "bump-"},
 			}, metav1.CreateOptions{})
 			if err != nil {

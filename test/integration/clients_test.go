@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -52,11 +52,13 @@ func closeClients() {
 	}
 }
 
-// typedClient returns a clientset for the API server described by c.
-func typedClient(t testing.TB, c interface{ Config() *rest.Config }) kubernetes.Interface {
+// typedClient returns a typed client of the core API group (the only group the tests use; the
+// full clientset would add every group's client to the test binary's build) for the API
+// server described by c.
+func typedClient(t testing.TB, c interface{ Config() *rest.Config }) corev1client.CoreV1Interface {
 	t.Helper()
 	cfg := c.Config()
-	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClientFor(t, cfg))
+	cs, err := corev1client.NewForConfigAndClient(cfg, httpClientFor(t, cfg))
 	if err != nil {
 		t.Fatalf("clientset: %v", err)
 	}
@@ -77,9 +79,9 @@ func dynamicClient(t testing.TB, c interface{ Config() *rest.Config }) dynamic.I
 // newNamespace creates a namespace with a generated name. Namespaces are never deleted: the
 // cluster has no namespace controller to finish a deletion, and its data dir goes away after
 // the run.
-func newNamespace(ctx context.Context, t testing.TB, cs kubernetes.Interface) string {
+func newNamespace(ctx context.Context, t testing.TB, cs corev1client.CoreV1Interface) string {
 	t.Helper()
-	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{
+	ns, err := cs.Namespaces().Create(ctx, &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "kcache-it-"},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -97,11 +99,11 @@ func configMap(name string, labels map[string]string, value string) *corev1.Conf
 }
 
 // createConfigMaps creates cm-00000 … cm-<n-1> in ns with `workers` concurrent requests.
-func createConfigMaps(ctx context.Context, t testing.TB, cs kubernetes.Interface, ns string, n, workers int) {
+func createConfigMaps(ctx context.Context, t testing.TB, cs corev1client.CoreV1Interface, ns string, n, workers int) {
 	t.Helper()
 	createMany(ctx, t, n, workers, func(ctx context.Context, i int) error {
 		name := fmt.Sprintf("cm-%05d", i)
-		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(name, nil, name), metav1.CreateOptions{})
+		_, err := cs.ConfigMaps(ns).Create(ctx, configMap(name, nil, name), metav1.CreateOptions{})
 		return err
 	})
 }

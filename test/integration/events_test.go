@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/kcache/cache"
 )
@@ -26,7 +26,7 @@ func TestInformerEventsInOrder(t *testing.T) {
 	ctx := context.Background()
 	cs := typedClient(t, conn)
 	ns := newNamespace(ctx, t, cs)
-	cms := cs.CoreV1().ConfigMaps(ns)
+	cms := cs.ConfigMaps(ns)
 
 	const preexisting = 10
 	createConfigMaps(ctx, t, cs, ns, preexisting, 4)
@@ -145,8 +145,8 @@ func TestInformerEventsInOrder(t *testing.T) {
 // runScript applies ops to ConfigMap name and returns the notifications a handler should see
 // for them, appended to prior (what the key had before). Deletes carry no resource version: the
 // server does not return one from DELETE.
-func runScript(ctx context.Context, cs kubernetes.Interface, ns, name string, ops []string, prior []notification) ([]notification, error) {
-	cms := cs.CoreV1().ConfigMaps(ns)
+func runScript(ctx context.Context, cs corev1client.CoreV1Interface, ns, name string, ops []string, prior []notification) ([]notification, error) {
+	cms := cs.ConfigMaps(ns)
 	want := append([]notification(nil), prior...)
 	var cur *corev1.ConfigMap
 	if len(prior) > 0 {

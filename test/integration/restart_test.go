@@ -51,7 +51,7 @@ func TestAPIServerRestart(t *testing.T) {
 			})
 			ns := newNamespace(ctx, t, cs)
 			createConfigMaps(ctx, t, cs, ns, 10, 4)
-			cms := cs.CoreV1().ConfigMaps(ns)
+			cms := cs.ConfigMaps(ns)
 			rec := newRecorder(
 				func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return cms.List(ctx, o) },
 				func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return cms.Watch(ctx, o) },
@@ -69,7 +69,7 @@ func TestAPIServerRestart(t *testing.T) {
 
 			// want is the last notification each changed key must get.
 			want := map[string]notification{}
-			wcms := wcs.CoreV1().ConfigMaps(ns)
+			wcms := wcs.ConfigMaps(ns)
 			for i := range 3 {
 				cm, err := wcms.Create(ctx, configMap(fmt.Sprintf("new-%d", i), nil, "new"), metav1.CreateOptions{})
 				if err != nil {
