@@ -115,7 +115,7 @@ func infTestDiff(a, b map[string]string) string {
 	return fmt.Sprint(diffs)
 }
 
-// TestSharedInformerEndToEnd: 3,000 objects, three handlers (one added late), random adds,
+// TestSharedInformerEndToEnd: 10k objects, three handlers (one added late), random adds,
 // updates and deletes mixed with broken watches, error events, changes hidden from the watch
 // and compactions that force relists. Afterwards every handler's rebuilt view and the indexer
 // equal the source exactly.
@@ -128,7 +128,7 @@ func TestSharedInformerEndToEnd(t *testing.T) {
 
 func infTestEndToEnd(t *testing.T) {
 	const (
-		initial = 3000
+		initial = 10000
 		changes = 6000
 	)
 	rng := rand.New(rand.NewSource(42))
