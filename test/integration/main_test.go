@@ -24,8 +24,9 @@ var (
 
 // apiServerArgs are the flags the shared kube-apiserver runs with beyond the harness's own.
 // Pod templates are served without the watch cache, straight from etcd, so that a watch from a
-// compacted resource version fails with 410 Gone (see TestWatchExpiry); every other resource
-// uses the watch cache as in a default cluster.
+// compacted resource version fails with 410 Gone (TestWatchExpiry) and a LIST is paginated
+// (TestInitialSync: the watch cache answers the Reflector's first LIST in one piece); every
+// other resource uses the watch cache as in a default cluster.
 var apiServerArgs = []string{"--watch-cache-sizes=podtemplates#0"}
 
 func TestMain(m *testing.M) {
