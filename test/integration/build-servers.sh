@@ -28,7 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$src"
 for bin in etcd kube-apiserver; do
 	start=$SECONDS
-	echo "build-servers: building $bin (kube-apiserver takes ~6 min on 2 cores, more on a cold module cache) ..." >&2
+	echo "build-servers: building $bin (kube-apiserver: ~8 min on 2 idle cores from empty caches) ..." >&2
 	go build -trimpath -buildvcs=false -ldflags='-s -w' -o "$tmp/$bin" "./$bin" >&2
 	echo "build-servers: built $bin in $((SECONDS - start))s" >&2
 done
