@@ -77,6 +77,21 @@ func WithInformerName(informerName *cache.InformerName) SharedInformerOption {
 	}
 }
 
+// WithWatchListSemanticsOf makes the factory's informers ask client whether it can serve
+// streaming watch-lists: if client has an IsWatchListSemanticsUnSupported method that returns
+// true, as client-go's fake clientsets (kubernetes/fake, dynamic/fake, metadata/fake) do, the
+// informers list instead. Pass the fake clientset in tests; without it an informer waits for a
+// watch-list bookmark a fake never sends and does not sync. (client-go's generated factory
+// gets this from the clientset it is given; kcache's factory is given none.)
+//
+// kcache extension.
+func WithWatchListSemanticsOf(client any) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.watchListClient = client
+		return f
+	}
+}
+
 // SharedInformerFactory hands out shared informers and runs them. Get informers with For,
 // ForClusterScoped, ForResource or InformerFor, then Start the factory, WaitForCacheSync, and
 // at the end cancel the context and Shutdown:
@@ -134,6 +149,8 @@ type settings struct {
 	tweak        TweakListOptionsFunc
 	resync       time.Duration
 	informerName *cache.InformerName
+	// watchListClient is the WithWatchListSemanticsOf client, or nil.
+	watchListClient any
 }
 
 // entry is one shared informer, or the promise of one while its first requester builds it.
@@ -151,6 +168,7 @@ type sharedInformerFactory struct {
 	customResync     map[reflect.Type]time.Duration
 	transform        cache.TransformFunc
 	informerName     *cache.InformerName
+	watchListClient  any
 
 	// mu guards informers, order and shuttingDown.
 	mu        sync.Mutex
@@ -247,7 +265,8 @@ func (f *sharedInformerFactory) build(key informerKey, e *entry, build func(sett
 	if !ok {
 		resync = f.defaultResync
 	}
-	informer = build(settings{namespace: f.namespace, tweak: f.tweakListOptions, resync: resync, informerName: f.informerName})
+	informer = build(settings{namespace: f.namespace, tweak: f.tweakListOptions, resync: resync,
+		informerName: f.informerName, watchListClient: f.watchListClient})
 	if informer != nil && f.transform != nil {
 		// Only an informer that already runs refuses (it was started outside the factory);
 		// it keeps its own transform.

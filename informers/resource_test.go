@@ -207,3 +207,35 @@ func TestBadInput(t *testing.T) {
 		}
 	})
 }
+
+// noWatchList is a client that says it cannot serve streaming watch-lists, as client-go's
+// fake clientsets do.
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+func TestWithWatchListSemanticsOf(t *testing.T) {
+	cases := []struct {
+		name          string
+		opts          []informers.SharedInformerOption
+		wantWatchList bool
+	}{
+		{name: "default: watch-list first", wantWatchList: true},
+		{name: "a client without watch-list", opts: []informers.SharedInformerOption{informers.WithWatchListSemanticsOf(noWatchList{})}},
+		{name: "a client without the method", opts: []informers.SharedInformerOption{informers.WithWatchListSemanticsOf(struct{}{})}, wantWatchList: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src, pods := podSource("a/p1")
+			f := informers.NewSharedInformerFactoryWithOptions(0, tc.opts...)
+			informers.For[*v1.Pod](f, pods)
+			ctx := run(t, f)
+			mustSync(t, ctx, f)
+			first := src.Requests()[0]
+			gotWatchList := first.Verb == fcache.VerbWatch && first.Options.SendInitialEvents != nil && *first.Options.SendInitialEvents
+			if gotWatchList != tc.wantWatchList {
+				t.Errorf("first request %s %+v; want a watch-list: %v", first.Verb, first.Options, tc.wantWatchList)
+			}
+		})
+	}
+}

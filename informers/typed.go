@@ -120,7 +120,11 @@ func newInformer[L runtime.Object](client cache.ListWatchClient[L], s settings, 
 	} else {
 		lw = cache.NewListWatch(client)
 	}
-	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, client), example,
+	var semantics any = client
+	if s.watchListClient != nil {
+		semantics = s.watchListClient
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, semantics), example,
 		cache.SharedIndexInformerOptions{
 			ResyncPeriod: s.resync,
 			Indexers:     indexers,

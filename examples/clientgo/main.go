@@ -1,11 +1,12 @@
-// Command clientgo runs a kcache SharedIndexInformer against a real cluster: client-go
-// supplies only the REST client, wrapped in a kcache ListWatch; everything from the
-// Reflector to the handlers is kcache. It lives in its own module so that the kcache module
-// itself never depends on client-go.
+// Command clientgo runs a kcache controller against a real cluster: client-go supplies the
+// clientset and nothing else; informers, listers, handlers and the workqueue are kcache's. It
+// lives in its own module so that the kcache module itself never depends on client-go.
 //
 //	cd examples/clientgo && go run . -kubeconfig ~/.kube/config -namespace default
 //
-// It prints every pod add, update and delete until interrupted.
+// The controller (package podsummary) keeps a ConfigMap "pod-summary" in the namespace that
+// counts its pods by phase, until interrupted. It writes only that ConfigMap, and only in the
+// namespace given (by default "default"; "" means every namespace).
 package main
 
 import (
@@ -18,78 +19,63 @@ import (
 	"syscall"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/kcache/cache"
+	"github.com/kcache/cache/examples/clientgo/podsummary"
+	"github.com/kcache/cache/informers"
 )
 
 func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "clientgo:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
 	home, _ := os.UserHomeDir()
 	kubeconfig := flag.String("kubeconfig", filepath.Join(home, ".kube", "config"), "path to a kubeconfig file")
-	namespace := flag.String("namespace", metav1.NamespaceAll, "namespace to watch (default: all)")
-	resync := flag.Duration("resync", 0, "handler resync period (0: none)")
+	namespace := flag.String("namespace", "default", `namespace to summarize ("" for all)`)
+	resync := flag.Duration("resync", 10*time.Minute, "resync period of the informers (0: none)")
+	workers := flag.Int("workers", 2, "concurrent reconciles")
+	klog.InitFlags(nil)
 	flag.Parse()
 
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "clientgo:", err)
-		os.Exit(1)
+		return err
 	}
-	client, err := kubernetes.NewForConfig(config)
+	clientset, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "clientgo:", err)
-		os.Exit(1)
-	}
-	pods := client.CoreV1().Pods(*namespace)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
-			return pods.List(ctx, options)
-		},
-		WatchFuncWithContext: func(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
-			return pods.Watch(ctx, options)
-		},
+		return err
 	}
 
-	informer := cache.NewSharedIndexInformer(lw, &v1.Pod{}, *resync,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	registration, err := informer.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj interface{}, initial bool) {
-			p := obj.(*v1.Pod)
-			fmt.Printf("add    %s/%s (initial list: %v)\n", p.Namespace, p.Name, initial)
-		},
-		UpdateFunc: func(oldObj, newObj interface{}) {
-			p := newObj.(*v1.Pod)
-			fmt.Printf("update %s/%s phase=%s\n", p.Namespace, p.Name, p.Status.Phase)
-		},
-		DeleteFunc: func(obj interface{}) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				fmt.Printf("delete %s (noticed by a relist)\n", t.Key)
-				return
-			}
-			p := obj.(*v1.Pod)
-			fmt.Printf("delete %s/%s\n", p.Namespace, p.Name)
-		},
-	})
+	// One factory for the whole process: every controller that asks for pods gets the same
+	// informer. Dropping managedFields saves memory; the controller never reads them.
+	factory := informers.NewSharedInformerFactoryWithOptions(*resync,
+		informers.WithNamespace(*namespace),
+		informers.WithTransform(cache.TransformStripManagedFields()))
+	controller, err := podsummary.New(factory, clientset.CoreV1())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "clientgo:", err)
-		os.Exit(1)
+		return err
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Deferred calls run last first: stop cancels ctx, then Shutdown waits until every
+	// informer has returned — also when run returns early with an error.
+	defer factory.Shutdown()
 	defer stop()
-	go informer.RunWithContext(ctx)
+	factory.StartWithContext(ctx)
 
 	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if !cache.WaitFor(syncCtx, "pod cache", informer.HasSyncedChecker(), registration.HasSyncedChecker()) {
-		fmt.Fprintln(os.Stderr, "clientgo: cache did not sync:", context.Cause(syncCtx))
-		os.Exit(1)
+	if err := factory.WaitForCacheSyncWithContext(syncCtx).AsError(); err != nil {
+		return err
 	}
-	fmt.Printf("synced: %d pods cached\n", len(informer.GetStore().ListKeys()))
-	<-ctx.Done()
+	klog.FromContext(ctx).Info("Caches synced")
+	// Run returns after ctx is cancelled (Ctrl-C, SIGTERM) and the workers finished.
+	return controller.Run(ctx, *workers)
 }
