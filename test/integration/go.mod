@@ -3,7 +3,8 @@ module github.com/kcache/cache/test/integration
 go 1.26.0
 
 require (
-	github.com/kcache/cache v0.0.0-00010101000000-000000000000
+	github.com/kcache/cache v0.0.0
+	github.com/kcache/cache/examples/clientgo v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -58,3 +59,5 @@ require (
 )
 
 replace github.com/kcache/cache => ../..
+
+replace github.com/kcache/cache/examples/clientgo => ../../examples/clientgo
