@@ -93,7 +93,11 @@ func TestFactoryTwoControllers(t *testing.T) {
 		cache.TypedResourceEventHandlerFuncs[*metav1.PartialObjectMetadata]{
 			AddFunc:    func(*metav1.PartialObjectMetadata) { mu.Lock(); metaEvents["add"]++; mu.Unlock() },
 			UpdateFunc: func(_, _ *metav1.PartialObjectMetadata) { mu.Lock(); metaEvents["update"]++; mu.Unlock() },
-			DeleteFunc: func(cache.DeletedObject[*metav1.PartialObjectMetadata]) { mu.Lock(); metaEvents["delete"]++; mu.Unlock() },
+			DeleteFunc: func(cache.DeletedObject[*metav1.PartialObjectMetadata]) {
+				mu.Lock()
+				metaEvents["delete"]++
+				mu.Unlock()
+			},
 		})
 	if err != nil {
 		t.Fatal(err)
