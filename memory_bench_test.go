@@ -22,6 +22,7 @@ func realisticPod(i int) *v1.Pod {
 	name := fmt.Sprintf("web-7c9f8d6b5-%05d", i)
 	uid := types.UID(fmt.Sprintf("3f2a9c1e-8b7d-4e6f-a5c4-%012d", i))
 	owner := "5d1e7a2b-9c3f-4b8e-8d6a-0f1e2d3c4b5a"
+	podIP := fmt.Sprintf("10.244.%d.%d", i/250%256, i%250+1)
 	ts := metav1.Unix(1764000000, 0)
 	var containers []v1.Container
 	var statuses []v1.ContainerStatus
@@ -61,11 +62,11 @@ func realisticPod(i int) *v1.Pod {
 	}
 	managed := []metav1.ManagedFieldsEntry{
 		{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"` + owner + `\"}":{}}},"f:spec":{"f:containers":{` + strings.Join(specFields, ",") + `},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{},"f:volumes":{".":{},"k:{\"name\":\"config\"}":{".":{},"f:configMap":{".":{},"f:defaultMode":{},"f:name":{}},"f:name":{}}}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}},"f:ownerReferences":{".":{},"k:{\"uid\":\"` + owner + `\"}":{}}},"f:spec":{"f:containers":{` + strings.Join(specFields, ",") + `},"f:dnsPolicy":{},"f:enableServiceLinks":{},"f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{},"f:volumes":{".":{},"k:{\"name\":\"config\"}":{".":{},"f:configMap":{".":{},"f:defaultMode":{},"f:name":{}},"f:name":{}}}}}`)},
 		{Manager: "kube-scheduler", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", Subresource: "binding",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:nodeName":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:nodeName":{}}}`)},
 		{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &ts, FieldsType: "FieldsV1", Subresource: "status",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersReady\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Initialized\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"PodReadyToStartContainers\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:containerStatuses":{},"f:hostIP":{},"f:hostIPs":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"10.244.3.17\"}":{".":{},"f:ip":{}}},"f:startTime":{}}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersReady\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Initialized\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"PodReadyToStartContainers\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}},"k:{\"type\":\"Ready\"}":{".":{},"f:lastProbeTime":{},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:containerStatuses":{},"f:hostIP":{},"f:hostIPs":{},"f:phase":{},"f:podIP":{},"f:podIPs":{".":{},"k:{\"ip\":\"` + podIP + `\"}":{".":{},"f:ip":{}}},"f:startTime":{}}}`)},
 	}
 	var conditions []v1.PodCondition
 	for _, c := range []v1.PodConditionType{"PodReadyToStartContainers", v1.PodInitialized, v1.PodReady, v1.ContainersReady, v1.PodScheduled} {
@@ -90,8 +91,8 @@ func realisticPod(i int) *v1.Pod {
 			},
 		},
 		Status: v1.PodStatus{
-			Phase: v1.PodRunning, Conditions: conditions, HostIP: "172.18.0.4", PodIP: "10.244.3.17",
-			PodIPs: []v1.PodIP{{IP: "10.244.3.17"}}, StartTime: &ts, QOSClass: v1.PodQOSBurstable,
+			Phase: v1.PodRunning, Conditions: conditions, HostIP: "172.18.0.4", PodIP: podIP,
+			PodIPs: []v1.PodIP{{IP: podIP}}, StartTime: &ts, QOSClass: v1.PodQOSBurstable,
 			ContainerStatuses: statuses,
 		},
 	}
