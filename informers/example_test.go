@@ -69,3 +69,38 @@ func ExampleNewSharedInformerFactory() {
 	// [add db-1 add web-1]
 	// 2 pods in shop; config map settings
 }
+
+// ForResource gives a metadata-only informer, keyed by resource: the fake source stands in for
+// metadataClient.Resource(gvr).Namespace. Handlers and listers see PartialObjectMetadata —
+// names, labels, owners — without the objects' spec and status.
+func ExampleForResource() {
+	src := fcache.New(fcache.Options{NewListFunc: func() runtime.Object { return &metav1.PartialObjectMetadataList{} }})
+	for _, name := range []string{"web-1", "web-2"} {
+		src.Add(&metav1.PartialObjectMetadata{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: map[string]string{"app": "web"}},
+		})
+	}
+	metadataPods := fcache.NewClient[*metav1.PartialObjectMetadataList](src).Namespace
+
+	factory := informers.NewSharedInformerFactory(0)
+	gvr := v1.SchemeGroupVersion.WithResource("pods")
+	pods := informers.ForResource(factory, gvr, metadataPods)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer factory.Shutdown()
+	defer cancel()
+	factory.StartWithContext(ctx)
+	synced := factory.WaitForCacheSyncWithContext(ctx)
+	fmt.Println("synced:", synced.Synced)
+
+	obj, _ := pods.Lister().ByNamespace("shop").Get("web-2")
+	pod := obj.(*metav1.PartialObjectMetadata)
+	fmt.Println(pod.Name, pod.Labels["app"])
+	_, err := pods.Lister().ByNamespace("shop").Get("web-3")
+	fmt.Println(err)
+	// Output:
+	// synced: map[*v1.PartialObjectMetadata:true]
+	// web-2 web
+	// pods "web-3" not found
+}
