@@ -114,7 +114,8 @@ type SharedInformerFactory interface {
 	// Shutdown marks the factory as shut down, so later Starts do nothing, and blocks until
 	// every informer goroutine it started has returned — which they do once the channel or
 	// context they were started with is done. It may be called more than once, also
-	// concurrently. It releases the WithInformerName name.
+	// concurrently. It releases the WithInformerName name. Requests after Shutdown still
+	// return informers, which are never started.
 	Shutdown()
 	// WaitForCacheSync blocks until every started informer has synced or stopCh is closed, and
 	// reports per object type whether its informers synced.

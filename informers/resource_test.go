@@ -173,6 +173,27 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("WaitForCacheSyncWithContext() = %+v, want pods unsynced", res)
 		}
 	})
+	t.Run("client of another type", func(t *testing.T) {
+		f := informers.NewSharedInformerFactory(0)
+		_, configMaps := configMapSource("a/c1")
+		wrong := informers.For[*v1.Pod](f, configMaps)
+		failures := make(chan error, 1)
+		if err := wrong.Informer().SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			select {
+			case failures <- err:
+			default:
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		run(t, f)
+		err := <-failures
+		for _, want := range []string{"*v1.Pod", "*v1.ConfigMapList", "*v1.ConfigMap"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %s", err, want)
+			}
+		}
+	})
 	t.Run("InformerFor without a function", func(t *testing.T) {
 		f := informers.NewSharedInformerFactory(0)
 		if inf := f.InformerFor(&v1.Pod{}, nil); inf != nil {

@@ -1,11 +1,15 @@
 package informers
 
 import (
+	"context"
+	"fmt"
 	"reflect"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kcache/cache"
 	"github.com/kcache/cache/listers"
@@ -52,8 +56,9 @@ type GenericInformer interface {
 // The informer has the cache.NamespaceIndex index, like client-go's, and lists and watches
 // through cache.NewListWatch with the factory's WithTweakListOptions. Its resource, in
 // listers' NotFound errors and in metrics (WithInformerName), is T's type name in lower case
-// ("pod"), without the group client-go's generated code knows. A nil newClient builds an
-// informer whose requests fail.
+// ("pod"), without the group client-go's generated code knows. A nil newClient, or a client
+// whose list holds objects of another type than T, builds an informer whose requests fail
+// with an error saying so (reported to its watch error handler; it never syncs).
 //
 // The first request for T decides how its informer is built; later ones (also through
 // ForClusterScoped or InformerFor with a T) share it and their newClient is not called.
@@ -75,11 +80,16 @@ func ForClusterScoped[T Object, C cache.ListWatchClient[L], L runtime.Object](f 
 	return forType[T](f, func(string) cache.ListWatchClient[L] { return client }, cache.Indexers{})
 }
 
-// forType builds or finds T's informer.
+// forType builds or finds T's informer. A client whose list holds another type than T gets
+// an informer whose requests fail with an error naming both types.
 func forType[T Object, L runtime.Object](f SharedInformerFactory, newClient func(string) cache.ListWatchClient[L], indexers cache.Indexers) TypedInformer[T] {
 	example := newObject[T]()
 	gvr := schema.GroupVersionResource{Resource: typeResource(reflect.TypeFor[T]())}
 	informer := f.informerFor(informerKey{objType: reflect.TypeOf(example)}, func(s settings) cache.SharedIndexInformer {
+		if item := itemOf[L](); item != nil && reflect.TypeOf(item) != reflect.TypeOf(example) {
+			err := fmt.Errorf("informers: the client for %T lists %T, whose items are %T", example, *new(L), item)
+			return newInformer[L](failingClient[L]{err}, s, example, gvr, indexers)
+		}
 		return newInformer(newClient(s.namespace), s, example, gvr, indexers)
 	})
 	return &typedInformer[T]{informer: informer, resource: gvr.GroupResource()}
@@ -130,6 +140,17 @@ func newInformer[L runtime.Object](client cache.ListWatchClient[L], s settings, 
 			Indexers:     indexers,
 			Identifier:   s.informerName.WithResource(gvr),
 		})
+}
+
+// failingClient is a client whose calls fail with err.
+type failingClient[L runtime.Object] struct{ err error }
+
+func (c failingClient[L]) List(context.Context, metav1.ListOptions) (L, error) {
+	return *new(L), c.err
+}
+
+func (c failingClient[L]) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	return nil, c.err
 }
 
 // typedInformer implements TypedInformer.
