@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -62,7 +63,7 @@ func (s *typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResource
 		return nil, fmt.Errorf("cache: AddTypedEventHandler accepts at most one HandlerOptions, got %d", len(options))
 	}
 	if handler == nil {
-		return nil, fmt.Errorf("cache: nil typed event handler")
+		return nil, errors.New("cache: nil typed event handler")
 	}
 	logger := klog.Background()
 	if opts.Logger != nil {
