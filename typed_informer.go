@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -18,7 +19,8 @@ type TypedSharedIndexInformer[T Object] interface {
 
 	// AddTypedEventHandler registers handler, as AddEventHandlerWithOptions does (and with
 	// the same result): with no options it uses the defaults of AddEventHandler, with one it
-	// uses those options; more than one is an error and registers nothing.
+	// uses those options; more than one is an error and registers nothing. A nil handler is
+	// an error too (client-go registers it and fails on the first notification).
 	//
 	// kcache difference: a notification whose object is not a T (a wrong T, a transform that
 	// changes the stored type) is not delivered; client-go panics on it. The error, naming the
@@ -39,7 +41,8 @@ type TypedSharedIndexInformer[T Object] interface {
 // TypedSharedIndexInformer. It is a thin view: the methods of SharedIndexInformer are
 // informer's own, and typed handlers are registered through informer's
 // AddEventHandlerWithOptions. T must be the type of the objects informer caches (after its
-// transform, if any), typically a pointer such as *v1.Pod.
+// transform, if any), typically a pointer such as *v1.Pod. informer must not be nil: the
+// methods of the returned view call it.
 func NewTypedSharedIndexInformer[T Object](informer SharedIndexInformer) TypedSharedIndexInformer[T] {
 	return &typedSharedIndexInformer[T]{SharedIndexInformer: informer}
 }
@@ -60,7 +63,7 @@ func (s *typedSharedIndexInformer[T]) AddTypedEventHandler(handler TypedResource
 		return nil, fmt.Errorf("cache: AddTypedEventHandler accepts at most one HandlerOptions, got %d", len(options))
 	}
 	if handler == nil {
-		return nil, fmt.Errorf("cache: nil typed event handler")
+		return nil, errors.New("cache: nil typed event handler")
 	}
 	logger := klog.Background()
 	if opts.Logger != nil {
@@ -119,6 +122,12 @@ func (h *typedResourceEventHandler[T]) wrappedHandlerName() string {
 		name = fmt.Sprintf("%T", h.handler)
 	}
 	return name
+}
+
+// String returns the name of the wrapped handler, so that messages which print a handler
+// with %v show the user's handler rather than the adapter's fields.
+func (h *typedResourceEventHandler[T]) String() string {
+	return "typed event handler " + h.wrappedHandlerName()
 }
 
 // OnAdd implements ResourceEventHandler.

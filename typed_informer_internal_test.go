@@ -72,3 +72,12 @@ func TestTypedAdapterOnDelete(t *testing.T) {
 		})
 	}
 }
+
+// TestTypedAdapterString: messages that print the registered handler with %v name the user's
+// handler.
+func TestTypedAdapterString(t *testing.T) {
+	h := &typedResourceEventHandler[*v1.Pod]{handler: &typedAdapterRecorder{}}
+	if got, want := fmt.Sprintf("%v", h), "typed event handler github.com/kcache/cache.typedAdapterRecorder"; got != want {
+		t.Fatalf("%%v = %q, want %q", got, want)
+	}
+}

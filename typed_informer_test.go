@@ -318,3 +318,63 @@ func TestTypedIndexers(t *testing.T) {
 		t.Fatalf("untyped IndexKeys = %v, %v", keys, err)
 	}
 }
+
+// recordingInformer is a real informer that records the options of every
+// AddEventHandlerWithOptions call and can fail AddIndexers.
+type recordingInformer struct {
+	cache.SharedIndexInformer
+	options        []cache.HandlerOptions
+	addIndexersErr error
+}
+
+func (r *recordingInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, o cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	r.options = append(r.options, o)
+	return r.SharedIndexInformer.AddEventHandlerWithOptions(h, o)
+}
+
+func (r *recordingInformer) AddIndexers(indexers cache.Indexers) error {
+	if r.addIndexersErr != nil {
+		return r.addIndexersErr
+	}
+	return r.SharedIndexInformer.AddIndexers(indexers)
+}
+
+// TestTypedInformerBuiltOnTop: the typed view goes through the wrapped informer's
+// AddEventHandlerWithOptions (with the options as given) and AddIndexers, so a wrapper around
+// an informer sees typed registrations too.
+func TestTypedInformerBuiltOnTop(t *testing.T) {
+	period := time.Minute
+	logger, _ := typedTestLogger()
+	cases := []struct {
+		name    string
+		options []cache.HandlerOptions
+		want    string // the recorded options, "" for no call
+	}{
+		{"no options", nil, fmt.Sprint([]cache.HandlerOptions{{}})},
+		{"one option", []cache.HandlerOptions{{ResyncPeriod: &period, Logger: &logger}},
+			fmt.Sprint([]cache.HandlerOptions{{ResyncPeriod: &period, Logger: &logger}})},
+		{"two options", []cache.HandlerOptions{{}, {ResyncPeriod: &period}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recordingInformer{SharedIndexInformer: cache.NewSharedIndexInformer(typedTestSource(podList), &v1.Pod{}, 0, cache.Indexers{})}
+			_, err := cache.NewTypedSharedIndexInformer[*v1.Pod](rec).AddTypedEventHandler(newTypedRecorder[*v1.Pod](), tc.options...)
+			if (err != nil) != (tc.want == "") {
+				t.Fatalf("error %v", err)
+			}
+			got := ""
+			if len(rec.options) > 0 {
+				got = fmt.Sprint(rec.options)
+			}
+			if got != tc.want {
+				t.Fatalf("AddEventHandlerWithOptions got %s, want %s", got, tc.want)
+			}
+		})
+	}
+
+	rec := &recordingInformer{SharedIndexInformer: cache.NewSharedIndexInformer(typedTestSource(podList), &v1.Pod{}, 0, cache.Indexers{})}
+	rec.addIndexersErr = fmt.Errorf("boom")
+	if err := cache.NewTypedSharedIndexInformer[*v1.Pod](rec).AddTypedIndexers(cache.TypedIndexers[*v1.Pod]{"phase": byPhase}); err == nil || err.Error() != "boom" {
+		t.Fatalf("AddTypedIndexers returned %v, want the wrapped informer's error", err)
+	}
+}

@@ -24,7 +24,7 @@ func pod(ns, name, app string) *v1.Pod {
 }
 
 // newIndexer returns an indexer holding objs, with the namespace index or without any index.
-func newIndexer(t *testing.T, withNamespaceIndex bool, objs ...runtime.Object) cache.Indexer {
+func newIndexer(t testing.TB, withNamespaceIndex bool, objs ...runtime.Object) cache.Indexer {
 	t.Helper()
 	indexers := cache.Indexers{}
 	if withNamespaceIndex {
@@ -50,7 +50,7 @@ func names(pods []*v1.Pod) string {
 
 // captureKlog routes klog's global logger (which cache.ListAllByNamespace logs through) into
 // the returned function's result for the rest of the test.
-func captureKlog(t *testing.T) func() string {
+func captureKlog(t testing.TB) func() string {
 	var mu sync.Mutex
 	var b strings.Builder
 	w := writerFunc(func(p []byte) (int, error) {
