@@ -2,9 +2,37 @@
 // machinery that lists and watches objects from an API server, keeps an indexed local copy of
 // them and tells event handlers what changed.
 //
-// It is source-compatible with k8s.io/client-go/tools/cache v0.36.3 and behaves like it with
+// It is source-compatible with k8s.io/client-go/tools/cache v0.37.2 and behaves like it with
 // client-go's default feature gates, so a program switches to it by changing its import paths.
 // It depends only on k8s.io/apimachinery, k8s.io/klog/v2, k8s.io/utils and golang.org/x/time.
+//
+// # Typed API
+//
+// New code should use the typed API. [NewTypedSharedIndexInformer] gives a shared informer
+// type-safe methods for its object type T (typically a pointer such as *v1.Pod): handlers
+// registered with [TypedSharedIndexInformer.AddTypedEventHandler] implement
+// [TypedResourceEventHandler] (or use [TypedResourceEventHandlerFuncs]) and receive T instead
+// of interface{}; deletions arrive as a [DeletedObject], whose GetKey and GetObjectName work
+// whether the deletion was seen on the watch or detected on a relist (a tombstone). Typed index
+// functions ([TypedIndexers]) and [TypedIndexer] queries work on T, and package
+// github.com/kcache/cache/listers lists and gets T from an informer's indexer:
+//
+//	informer := cache.NewTypedSharedIndexInformer[*v1.Pod](cache.NewSharedIndexInformer(
+//		lw, &v1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
+//	registration, err := informer.AddTypedEventHandler(cache.TypedResourceEventHandlerFuncs[*v1.Pod]{
+//		AddFunc:    func(pod *v1.Pod) { queue.Add(cache.MetaObjectToName(pod)) },
+//		UpdateFunc: func(_, pod *v1.Pod) { queue.Add(cache.MetaObjectToName(pod)) },
+//		DeleteFunc: func(deleted cache.DeletedObject[*v1.Pod]) { queue.Add(deleted.GetObjectName()) },
+//	})
+//	go informer.RunWithContext(ctx)
+//	cache.WaitFor(ctx, "pods", informer.HasSyncedChecker(), registration.HasSyncedChecker())
+//	pods := listers.New[*v1.Pod](informer.GetIndexer(), v1.Resource("pods"))
+//
+// Where client-go panics on an object that is not a T, kcache reports an error naming both
+// types and skips that notification (or returns the error from an index function, a typed
+// indexer query or a lister). The untyped API ([SharedInformer.AddEventHandler],
+// [ResourceEventHandlerFuncs], [Indexer]) is the layer the typed one is built on, and remains
+// fully available.
 //
 // # Data flow
 //

@@ -15,11 +15,17 @@ import (
 //     way (client-go names it by its type only).
 //   - any other handler: the package path and name of its type, through one pointer
 //     ("example.com/ctrl.podHandler").
+//   - a typed handler registered with AddTypedEventHandler: the name of the user's typed
+//     handler by the same rules (TypedResourceEventHandlerFuncs and
+//     TypedResourceEventHandlerDetailedFuncs by their functions), never the adapter's type;
+//     client-go names the adapter.
 //   - when that yields nothing (an unnamed type, all functions nil): the %T form.
 func nameForHandler(handler ResourceEventHandler) string {
 	name := ""
 	switch h := handler.(type) {
 	case nil:
+	case wrappedEventHandler:
+		name = h.wrappedHandlerName()
 	case ResourceEventHandlerFuncs:
 		name = commonFuncName(h.AddFunc, h.UpdateFunc, h.DeleteFunc)
 	case *ResourceEventHandlerFuncs:

@@ -3,6 +3,8 @@ package cache
 import (
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 type infTestNamedHandler struct{ ResourceEventHandlerFuncs }
@@ -47,5 +49,45 @@ func TestNameForHandler(t *testing.T) {
 	closure := ResourceEventHandlerFuncs{AddFunc: func(interface{}) {}}
 	if got := nameForHandler(closure); !strings.HasPrefix(got, pkg+".TestNameForHandler") {
 		t.Fatalf("closure handler named %q", got)
+	}
+}
+
+type infTestTypedHandler struct {
+	TypedResourceEventHandlerFuncs[*metav1.ObjectMeta]
+}
+
+func (infTestFuncsOwner) typedAdd(*metav1.ObjectMeta)                   {}
+func (infTestFuncsOwner) typedDelete(DeletedObject[*metav1.ObjectMeta]) {}
+func infTestTypedUpdate(_, _ *metav1.ObjectMeta)                        {}
+
+// TestNameForTypedHandler: a typed handler registered through the adapter is named after the
+// user's handler, by the rules for untyped handlers.
+func TestNameForTypedHandler(t *testing.T) {
+	const pkg = "github.com/kcache/cache"
+	owner := infTestFuncsOwner{}
+	funcs := TypedResourceEventHandlerFuncs[*metav1.ObjectMeta]{AddFunc: owner.typedAdd, DeleteFunc: owner.typedDelete}
+	cases := []struct {
+		name    string
+		handler TypedResourceEventHandler[*metav1.ObjectMeta]
+		want    string
+	}{
+		{"named type", infTestTypedHandler{}, pkg + ".infTestTypedHandler"},
+		{"pointer to named type", &infTestTypedHandler{}, pkg + ".infTestTypedHandler"},
+		{"funcs of one receiver", funcs, pkg + ".infTestFuncsOwner"},
+		{"pointer to funcs", &funcs, pkg + ".infTestFuncsOwner"},
+		{"detailed funcs", TypedResourceEventHandlerDetailedFuncs[*metav1.ObjectMeta]{UpdateFunc: infTestTypedUpdate}, pkg},
+		{"funcs from different places", TypedResourceEventHandlerFuncs[*metav1.ObjectMeta]{AddFunc: owner.typedAdd, UpdateFunc: infTestTypedUpdate},
+			pkg + ".infTestFuncsOwner.typedAdd-fm+" + pkg + ".infTestTypedUpdate"},
+		{"no funcs", TypedResourceEventHandlerFuncs[*metav1.ObjectMeta]{}, "cache.TypedResourceEventHandlerFuncs[*k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta]"},
+		{"nil funcs pointer", (*TypedResourceEventHandlerFuncs[*metav1.ObjectMeta])(nil), "*cache.TypedResourceEventHandlerFuncs[*k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta]"},
+		{"generic filter", TypedFilteringResourceEventHandler[*metav1.ObjectMeta]{}, pkg + ".TypedFilteringResourceEventHandler[*k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			adapter := &typedResourceEventHandler[*metav1.ObjectMeta]{handler: tc.handler}
+			if got := nameForHandler(adapter); got != tc.want {
+				t.Fatalf("nameForHandler = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

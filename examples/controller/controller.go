@@ -7,20 +7,27 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kcache/cache"
+	"github.com/kcache/cache/listers"
 	"github.com/kcache/cache/workqueue"
 )
 
 // maxRetries is how often a key is retried before the controller gives up on it.
 const maxRetries = 5
 
-// controller reconciles Widgets: the informer's handler turns every change into a key on the
-// workqueue, and workers reconcile keys one at a time each, reading the informer's cache.
+// widgetsResource names the resource in NotFound errors of the lister.
+var widgetsResource = schema.GroupResource{Group: "example.kcache.dev", Resource: "widgets"}
+
+// controller reconciles Widgets: the informer's typed handler turns every change into a key on
+// the workqueue, and workers reconcile keys one at a time each, reading the informer's cache
+// through a typed lister.
 type controller struct {
-	informer cache.SharedIndexInformer
-	queue    workqueue.TypedRateLimitingInterface[string]
+	informer cache.TypedSharedIndexInformer[*Widget]
+	lister   listers.ResourceIndexer[*Widget]
+	queue    workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	out      *printer
 
 	// progress gets a token after every reconcile, so that the scenario can wait for the
@@ -42,12 +49,13 @@ type counts struct {
 	reconciles, retries, droppedKeys                           int
 }
 
-func newController(informer cache.SharedIndexInformer, out *printer) *controller {
+func newController(informer cache.TypedSharedIndexInformer[*Widget], out *printer) *controller {
 	return &controller{
 		informer: informer,
+		lister:   listers.New[*Widget](informer.GetIndexer(), widgetsResource),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "widgets"}),
+			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "widgets"}),
 		out:        out,
 		progress:   make(chan struct{}, 1),
 		reconciled: map[string]string{},
@@ -55,68 +63,58 @@ func newController(informer cache.SharedIndexInformer, out *printer) *controller
 	}
 }
 
-// handler returns the event handler: it counts and logs each notification and enqueues the
-// object's key. It must be quick, so all real work is left to the workers.
-func (c *controller) handler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj interface{}, isInInitialList bool) {
+// handler returns the typed event handler: it counts and logs each notification and enqueues
+// the widget's name. It must be quick, so all real work is left to the workers. It receives
+// *Widget, never interface{}, and a deletion as a DeletedObject that also covers deletions the
+// informer only noticed on a relist (tombstones).
+func (c *controller) handler() cache.TypedResourceEventHandler[*Widget] {
+	return cache.TypedResourceEventHandlerDetailedFuncs[*Widget]{
+		AddFunc: func(w *Widget, isInInitialList bool) {
 			c.mu.Lock()
 			if isInInitialList {
 				c.counts.initialAdds++
 			} else {
 				c.counts.adds++
-				c.out.logf("handler", "add    %s", describe(obj))
+				c.out.logf("handler", "add    %s", describe(w))
 			}
 			c.mu.Unlock()
-			c.enqueue(obj)
+			c.queue.Add(cache.MetaObjectToName(w))
 		},
-		UpdateFunc: func(oldObj, newObj interface{}) {
-			older, newer := oldObj.(*Widget), newObj.(*Widget)
+		UpdateFunc: func(older, newer *Widget) {
 			c.mu.Lock()
 			if older.ResourceVersion == newer.ResourceVersion {
 				// A relist (or a resync) re-delivers objects that did not change.
 				c.counts.unchanged++
 				c.mu.Unlock()
-				c.enqueue(newObj)
+				c.queue.Add(cache.MetaObjectToName(newer))
 				return
 			}
 			c.counts.updates++
 			c.mu.Unlock()
-			c.out.logf("handler", "update %s: size %d -> %d (rv %s)", describe(oldObj), older.Size, newer.Size, newer.ResourceVersion)
-			c.enqueue(newObj)
+			c.out.logf("handler", "update %s: size %d -> %d (rv %s)", describe(older), older.Size, newer.Size, newer.ResourceVersion)
+			c.queue.Add(cache.MetaObjectToName(newer))
 		},
-		DeleteFunc: func(obj interface{}) {
+		DeleteFunc: func(deleted cache.DeletedObject[*Widget]) {
 			c.mu.Lock()
 			c.counts.deletes++
-			if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			if deleted.FinalStateUnknown != nil {
 				c.counts.tombstones++
 			}
 			c.mu.Unlock()
-			c.out.logf("handler", "delete %s", describe(obj))
-			c.enqueue(obj)
+			if deleted.FinalStateUnknown != nil {
+				c.out.logf("handler", "delete %s (tombstone: deletion noticed by a relist)", deleted.GetKey())
+			} else {
+				c.out.logf("handler", "delete %s", describe(deleted.OptionalObj))
+			}
+			// GetObjectName works with and without a tombstone.
+			c.queue.Add(deleted.GetObjectName())
 		},
 	}
 }
 
-// describe names an object for the log; a tombstone says so.
-func describe(obj interface{}) string {
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return t.Key + " (tombstone: deletion noticed by a relist)"
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return fmt.Sprintf("%T", obj)
-	}
-	return fmt.Sprintf("%s/%s (rv %s)", m.GetNamespace(), m.GetName(), m.GetResourceVersion())
-}
-
-func (c *controller) enqueue(obj interface{}) {
-	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
-	if err != nil {
-		c.out.logf("handler", "cannot compute a key: %v", err)
-		return
-	}
-	c.queue.Add(key)
+// describe names a widget for the log.
+func describe(w *Widget) string {
+	return fmt.Sprintf("%s/%s (rv %s)", w.Namespace, w.Name, w.ResourceVersion)
 }
 
 // run starts the workers and blocks until ctx ends; then it shuts the queue down and waits for
@@ -170,22 +168,22 @@ var errFlaky = errors.New("simulated transient error")
 
 // reconcile brings the world in line with the cached widget. Here that only means recording
 // which version was handled; widgets whose name ends in "3" fail once, to show retries.
-func (c *controller) reconcile(key string) error {
-	obj, exists, err := c.informer.GetIndexer().GetByKey(key)
-	if err != nil {
+func (c *controller) reconcile(name cache.ObjectName) error {
+	key := name.String()
+	w, err := listers.NewNamespaced(c.lister, name.Namespace).Get(name.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.counts.reconciles++
-	if !exists {
+	if err != nil { // not found: deleted
 		if c.reconciled[key] != "" {
 			c.out.logf("reconcile", "%s is gone: cleaned up", key)
 		}
 		c.reconciled[key] = ""
 		return nil
 	}
-	w := obj.(*Widget)
 	if c.reconciled[key] == w.ResourceVersion {
 		return nil // already handled this version
 	}

@@ -1,7 +1,9 @@
-// Command controller is a complete controller built on kcache, in the shape controller authors
-// copy: a SharedIndexInformer with a namespace index, an event handler that enqueues keys into
-// a rate-limited workqueue, a pool of workers that reconcile keys and retry failures with
-// backoff, a wait for the cache to sync, and a graceful shutdown on SIGINT/SIGTERM.
+// Command controller is a complete controller built on kcache's typed API, in the shape
+// controller authors copy: a TypedSharedIndexInformer[*Widget] with a namespace index, a typed
+// event handler that enqueues object names into a rate-limited workqueue (tombstones included,
+// through DeletedObject), a pool of workers that read the cache through a typed lister (package
+// listers), reconcile and retry failures with backoff, a wait for the cache to sync, and a
+// graceful shutdown on SIGINT/SIGTERM.
 //
 // It needs no cluster: it runs against the in-memory fake API source of
 // github.com/kcache/cache/testing, which it seeds and then changes (adds, updates, deletes,

@@ -10,8 +10,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kcache/cache"
+	"github.com/kcache/cache/listers"
 	fcache "github.com/kcache/cache/testing"
 )
 
@@ -40,9 +42,12 @@ func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, wi
 	}
 	out.plain("kcache example controller: %d widgets in %d namespaces on a fake API source, %d workers", widgets, len(namespaces), workers)
 
-	informer := cache.NewSharedIndexInformer(src, &Widget{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	// The typed view: handlers get *Widget, and the namespace index serves the lister's
+	// namespaced List.
+	informer := cache.NewTypedSharedIndexInformer[*Widget](
+		cache.NewSharedIndexInformer(src, &Widget{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))
 	ctrl := newController(informer, out)
-	registration, err := informer.AddEventHandler(ctrl.handler())
+	registration, err := informer.AddTypedEventHandler(ctrl.handler())
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +117,11 @@ func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, wi
 	s.cacheSize = len(informer.GetStore().List())
 	s.converged = sameState(cacheState(informer.GetStore()), sourceState(src))
 	for _, ns := range namespaces {
-		objs, err := informer.GetIndexer().ByIndex(cache.NamespaceIndex, ns)
+		widgets, err := listers.NewNamespaced(ctrl.lister, ns).List(labels.Everything())
 		if err != nil {
 			return nil, err
 		}
-		s.byNamespace[ns] = len(objs)
+		s.byNamespace[ns] = len(widgets)
 	}
 	return s, nil
 }
