@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -86,6 +87,9 @@ type processorListener struct {
 	closeOnce sync.Once
 	// stopped is closed when run has returned (or by close, if run never started).
 	stopped chan struct{}
+	// runGoroutine is the id of run's goroutine once it has started (0 before), so that
+	// ShutDownEventHandler can tell a call from the handler's own callback.
+	runGoroutine atomic.Uint64
 
 	// mu guards pending, closed and running.
 	mu      sync.Mutex
@@ -138,6 +142,27 @@ func (p *processorListener) HasSynced() bool {
 // "<informer> + event handler <handler name>".
 func (p *processorListener) HasSyncedChecker() DoneChecker {
 	return p.syncTracker
+}
+
+// ShutdownChan returns a channel that is closed once the listener has stopped for good: after
+// it was removed or its informer stopped, and the handler has returned from its last callback.
+// Until then it stays open. ShutDownEventHandler waits on it.
+func (p *processorListener) ShutdownChan() <-chan struct{} {
+	return p.stopped
+}
+
+// isClosed reports whether close was called.
+func (p *processorListener) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// onDeliveryGoroutine reports whether the caller runs on the goroutine that delivers this
+// listener's notifications, that is, inside one of its handler's callbacks.
+func (p *processorListener) onDeliveryGoroutine() bool {
+	id := p.runGoroutine.Load()
+	return id != 0 && id == currentGoroutineID()
 }
 
 // add queues n for the handler. It never blocks on the handler; after close it does nothing.
@@ -193,6 +218,7 @@ func (p *processorListener) close() {
 // run delivers notifications until close. It is the listener's only goroutine.
 func (p *processorListener) run() {
 	defer close(p.stopped)
+	p.runGoroutine.Store(currentGoroutineID())
 	panicked := false
 	for {
 		p.mu.Lock()

@@ -47,9 +47,12 @@ type SharedInformer interface {
 	// (client-go accepts one and crashes on its first notification).
 	AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error)
 
-	// RemoveEventHandler removes the handler behind handle: nothing more is queued for it and
-	// its goroutine ends after the call in progress, if any (it is not waited for). Removing a
-	// handler twice is fine; a handle from another implementation is an error. Safe for
+	// RemoveEventHandler removes the handler behind handle: nothing more is queued for it,
+	// what is queued is dropped, and its goroutine ends after the call in progress, if any.
+	// It is asynchronous: that call may still be running when RemoveEventHandler returns. To
+	// wait for it (for example before releasing what the handler uses), call
+	// ShutDownEventHandler instead. Removing a handler twice, or a handler of another
+	// informer, does nothing; a handle from another implementation is an error. Safe for
 	// concurrent use.
 	RemoveEventHandler(handle ResourceEventHandlerRegistration) error
 
