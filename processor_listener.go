@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kcache/cache/internal/ring"
 	"github.com/kcache/cache/synctrack"
 )
 
@@ -91,9 +91,16 @@ type processorListener struct {
 	// ShutDownEventHandler can tell a call from the handler's own callback.
 	runGoroutine atomic.Uint64
 
+	// maxPending is HandlerOptions.MaxPending, or -1 for none.
+	maxPending int
+	// containPanics is HandlerOptions.ContainPanics.
+	containPanics bool
+	// metrics is nil unless the informer's metrics provider implements HandlerMetricsProvider.
+	metrics *handlerMetrics
+
 	// mu guards pending, closed and running.
 	mu      sync.Mutex
-	pending ring.Ring[notification]
+	pending notificationBuffer
 	closed  bool
 	running bool
 
@@ -124,12 +131,22 @@ func newProcessListener(logger klog.Logger, handler ResourceEventHandler, reques
 		wake:                  make(chan struct{}, 1),
 		done:                  make(chan struct{}),
 		stopped:               make(chan struct{}),
-		pending:               *ring.New[notification](initialBufferSize),
+		maxPending:            -1,
+		pending:               newNotificationBuffer(-1),
 		requestedResyncPeriod: requestedResyncPeriod,
 		resyncPeriod:          resyncPeriod,
 	}
 	p.determineNextResync(clk.Now())
 	return p
+}
+
+// configure applies a handler's options; call it before the listener is registered.
+// maxPending < 0 means no bound. metrics may be nil.
+func (p *processorListener) configure(maxPending int, containPanics bool, metrics *handlerMetrics) {
+	p.maxPending = maxPending
+	p.containPanics = containPanics
+	p.metrics = metrics
+	p.pending = newNotificationBuffer(maxPending)
 }
 
 // HasSynced reports whether the informer has synced and this handler has returned from every
@@ -177,8 +194,19 @@ func (p *processorListener) add(n notification) {
 		return
 	}
 	wasEmpty := p.pending.Len() == 0
-	p.pending.Push(n)
+	ev := p.pending.Push(n)
+	pending := p.pending.Len()
 	p.mu.Unlock()
+	if ev == coalesceStarted {
+		p.logger.Info("Event handler is falling behind, coalescing its notifications per object until it catches up",
+			"handler", p.handlerName, "pendingNotifications", p.maxPending+1, "pendingObjects", pending)
+		if p.metrics != nil {
+			p.metrics.episodes.Inc()
+		}
+	}
+	if p.metrics != nil {
+		p.metrics.pending.Set(float64(pending))
+	}
 	if wasEmpty {
 		select {
 		case p.wake <- struct{}{}:
@@ -220,15 +248,26 @@ func (p *processorListener) run() {
 	defer close(p.stopped)
 	p.runGoroutine.Store(currentGoroutineID())
 	panicked := false
+	var coalescedBefore, episodeStart uint64
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return
 		}
-		n, ok := p.pending.Pop()
+		d, ok, ev := p.pending.Pop()
 		backlog := p.pending.Len()
+		coalesced := p.pending.coalescedAway
 		p.mu.Unlock()
+		if ok {
+			if ev == coalesceStopped {
+				p.logger.Info("Event handler caught up, no longer coalescing its notifications",
+					"handler", p.handlerName, "pendingNotifications", backlog, "coalescedNotifications", coalesced-episodeStart)
+				episodeStart = coalesced
+			}
+			p.recordPop(backlog, coalesced-coalescedBefore)
+			coalescedBefore = coalesced
+		}
 		if !ok {
 			select {
 			case <-p.wake:
@@ -240,7 +279,19 @@ func (p *processorListener) run() {
 		if panicked && !p.pause() {
 			return
 		}
-		panicked = !p.deliver(n, backlog)
+		panicked = !p.deliver(d, backlog)
+	}
+}
+
+// recordPop updates the handler metrics after a pop: the backlog left and the notifications
+// that pop coalesced away.
+func (p *processorListener) recordPop(backlog int, coalesced uint64) {
+	if p.metrics == nil {
+		return
+	}
+	p.metrics.pending.Set(float64(backlog))
+	for range coalesced {
+		p.metrics.coalesced.Inc()
 	}
 }
 
@@ -255,19 +306,38 @@ func (p *processorListener) pause() bool {
 	}
 }
 
-// deliver calls the handler for n and reports whether it returned normally. A panic is handled
-// by utilruntime.HandleCrashWithLogger: it is logged and passed to utilruntime.PanicHandlers,
-// and then, when utilruntime.ReallyCrash is true (the default), re-raised so that the process
-// crashes, exactly as in client-go. With ReallyCrash false the notification is skipped and the
-// caller pauses before the next one.
+// deliver makes the handler call d stands for, if any, and reports whether it returned
+// normally. Then, also after a panic, the initial-list adds d stands for count as processed
+// (client-go leaves a handler that panicked on one unsynced forever).
 //
-// An initial-list add counts as processed even when the handler panicked on it (client-go
-// leaves such a handler unsynced forever).
-func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
-	if n.kind == notifyAdd && n.isInInitialList {
-		defer p.syncTracker.Finished()
+// A panic is handled by utilruntime.HandleCrashWithLogger: it is logged and passed to
+// utilruntime.PanicHandlers, and then, when utilruntime.ReallyCrash is true (the default),
+// re-raised so that the process crashes, exactly as in client-go. With ReallyCrash false the
+// notification is skipped and the caller pauses before the next one. With containPanics the
+// panic is logged with the handler's name and stack, counted, and the notification skipped,
+// without a pause.
+func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
+	if d.initialAdds > 0 {
+		defer func() {
+			for range d.initialAdds {
+				p.syncTracker.Finished()
+			}
+		}()
 	}
-	defer utilruntime.HandleCrashWithLogger(p.logger)
+	if !d.call {
+		return true
+	}
+	n := d.n
+	if p.containPanics {
+		defer func() {
+			if r := recover(); r != nil {
+				p.reportContainedPanic(n, r)
+				ok = true
+			}
+		}()
+	} else {
+		defer utilruntime.HandleCrashWithLogger(p.logger)
+	}
 	if backlog > initialBufferSize {
 		defer p.logIfSlow(p.clock.Now(), backlog)
 	}
@@ -280,6 +350,16 @@ func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
 		p.handler.OnDelete(n.oldObj)
 	}
 	return true
+}
+
+// reportContainedPanic logs and counts a panic of the handler on n that containPanics caught.
+func (p *processorListener) reportContainedPanic(n notification, r interface{}) {
+	kind := map[notificationKind]string{notifyAdd: "OnAdd", notifyUpdate: "OnUpdate", notifyDelete: "OnDelete"}[n.kind]
+	p.logger.Error(fmt.Errorf("cache: event handler panicked: %v", r), "Event handler panicked, notification dropped",
+		"handler", p.handlerName, "method", kind, "stack", string(debug.Stack()))
+	if p.metrics != nil {
+		p.metrics.panics.Inc()
+	}
 }
 
 // logIfSlow logs the "processorListener handler" trace of client-go when the handler call that
