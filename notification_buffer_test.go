@@ -38,7 +38,7 @@ type nbModel struct {
 	// initialKeys are the keys pushed as initial-list adds.
 	initialKeys map[string]bool
 	// keyless are the notifications without a key, in push order, not yet delivered.
-	keyless []string
+	keyless     []string
 	nextKeyless int
 
 	pushed, calls int
