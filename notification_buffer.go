@@ -25,8 +25,11 @@ type delivery struct {
 // became pending for it (which tells what the handler saw before), the last one (the newest
 // state), and how many were folded together.
 type pendingKey struct {
-	key         string
-	keyed       bool // false for a notification whose key could not be computed
+	key   string
+	keyed bool // false for a notification whose key could not be computed
+	// lastSeen is what the handler last received for the key before first, when first is a
+	// delete (whose object is the deleted state as reported, not what the handler has).
+	lastSeen    interface{}
 	first, last notification
 	count       int
 	initialAdds int
@@ -55,6 +58,12 @@ type notificationBuffer struct {
 	order ring.Ring[*pendingKey]
 	// byKey indexes the keyed pendingKeys of order; nil outside an episode.
 	byKey map[string]*pendingKey
+	// delivered maps each key to the object last popped for delivery (what the handler has
+	// or is about to receive); deleted keys are removed. Kept only when maxPending >= 0: it
+	// gives a pendingKey that starts with a delete the exact object the handler last
+	// received. It costs one key computation per delivery and O(keys the handler has)
+	// pointers, mostly shared with the informer's cache.
+	delivered map[string]interface{}
 
 	// coalescedAway counts notifications that were folded and never delivered on their own.
 	coalescedAway uint64
@@ -65,7 +74,11 @@ type notificationBuffer struct {
 // newNotificationBuffer returns an empty buffer that coalesces above maxPending waiting
 // notifications, or never if maxPending is negative.
 func newNotificationBuffer(maxPending int) notificationBuffer {
-	return notificationBuffer{maxPending: maxPending, plain: *ring.New[notification](initialBufferSize)}
+	b := notificationBuffer{maxPending: maxPending, plain: *ring.New[notification](initialBufferSize)}
+	if maxPending >= 0 {
+		b.delivered = map[string]interface{}{}
+	}
+	return b
 }
 
 // Len returns the number of deliveries waiting: notifications, or keys while coalescing. O(1).
@@ -79,7 +92,7 @@ func (b *notificationBuffer) Len() int {
 // Cap returns the slots allocated for plain notifications. O(1).
 func (b *notificationBuffer) Cap() int { return b.plain.Cap() }
 
-// Reset drops everything waiting. Statistics are kept. O(1).
+// Reset drops everything waiting. Statistics and the record of deliveries are kept. O(1).
 func (b *notificationBuffer) Reset() {
 	b.plain.Reset()
 	b.order.Reset()
@@ -131,6 +144,13 @@ func (b *notificationBuffer) fold(n notification) {
 		return
 	}
 	pk := &pendingKey{key: key, keyed: true, first: n, last: n, count: 1, initialAdds: initialAdds}
+	if n.kind == notifyDelete {
+		if seen, ok := b.delivered[key]; ok {
+			pk.lastSeen = seen
+		} else {
+			pk.lastSeen = finalStateOf(n.oldObj) // the handler was never told about the key
+		}
+	}
 	b.byKey[key] = pk
 	b.order.Push(pk)
 }
@@ -147,6 +167,7 @@ func (b *notificationBuffer) Pop() (d delivery, ok bool, ev coalesceEvent) {
 		if n.kind == notifyAdd && n.isInInitialList {
 			d.initialAdds = 1
 		}
+		b.recordDelivery(d.n, "", false)
 		return d, true, coalesceNone
 	}
 	pk, _ := b.order.Pop() // never empty while coalescing
@@ -157,6 +178,7 @@ func (b *notificationBuffer) Pop() (d delivery, ok bool, ev coalesceEvent) {
 	b.coalescedAway += uint64(pk.count)
 	if d.call {
 		b.coalescedAway--
+		b.recordDelivery(d.n, pk.key, pk.keyed)
 	}
 	if b.order.Len() == 0 {
 		b.Reset()
@@ -165,9 +187,29 @@ func (b *notificationBuffer) Pop() (d delivery, ok bool, ev coalesceEvent) {
 	return d, true, ev
 }
 
+// recordDelivery notes in delivered what the handler receives with n, for the given key or,
+// unless keyed, the key of n's object.
+func (b *notificationBuffer) recordDelivery(n notification, key string, keyed bool) {
+	if b.delivered == nil {
+		return
+	}
+	if !keyed {
+		var err error
+		if key, err = DeletionHandlingMetaNamespaceKeyFunc(n.object()); err != nil {
+			return
+		}
+	}
+	if n.kind == notifyDelete {
+		delete(b.delivered, key)
+	} else {
+		b.delivered[key] = n.newObj
+	}
+}
+
 // resolve turns the notifications folded into pk into at most one. A single notification is
 // delivered unchanged. Otherwise, with lastSeen the state the handler received before the
-// first one (the old object of an update, the object of a delete; nothing for an add):
+// first one (the old object of an update; for a delete, the object last delivered for the
+// key; nothing for an add):
 //   - the key exists now and the handler had not seen it: OnAdd(newest), an initial-list add
 //     if the first notification was one;
 //   - the key exists and the handler had seen it: OnUpdate(lastSeen, newest);
@@ -181,12 +223,9 @@ func (pk *pendingKey) resolve() delivery {
 		return d
 	}
 	seen := pk.first.kind != notifyAdd
-	var lastSeen interface{}
-	switch pk.first.kind {
-	case notifyUpdate:
+	lastSeen := pk.lastSeen
+	if pk.first.kind == notifyUpdate {
 		lastSeen = pk.first.oldObj
-	case notifyDelete:
-		lastSeen = finalStateOf(pk.first.oldObj)
 	}
 	switch {
 	case pk.last.kind != notifyDelete && !seen:
