@@ -332,3 +332,38 @@ func nbDescribe(d delivery) string {
 		return fmt.Sprintf("delete %d", rv(d.n.oldObj))
 	}
 }
+
+// BenchmarkNotificationBuffer measures one push and one pop of an update over 10k objects:
+// without a bound (client-go's behaviour), with a bound the handler keeps up with (the cost
+// of recording deliveries), and while coalescing with 1000 notifications behind.
+func BenchmarkNotificationBuffer(b *testing.B) {
+	objs := make([]*nbObj, 10000)
+	for i := range objs {
+		objs[i] = &nbObj{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("obj-%d", i)}, rv: i}
+	}
+	cases := []struct {
+		name       string
+		maxPending int
+		behind     int
+	}{
+		{"unbounded", -1, 0},
+		{"bounded/keeping-up", 1000, 0},
+		{"bounded/coalescing", 1000, 1001},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			buf := newNotificationBuffer(tc.maxPending)
+			for i := range tc.behind {
+				o := objs[i%len(objs)]
+				buf.Push(notification{kind: notifyUpdate, oldObj: o, newObj: o})
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				o := objs[(i*7919)%len(objs)]
+				buf.Push(notification{kind: notifyUpdate, oldObj: o, newObj: o})
+				buf.Pop()
+			}
+		})
+	}
+}

@@ -64,7 +64,8 @@ type notification struct {
 // under a short lock and, when the buffer was empty, drops a token in the capacity-1 wake
 // channel; add never waits for the handler. The buffer grows while the handler is behind and
 // shrinks back once it catches up (client-go uses three goroutines per handler and a buffer
-// that never shrinks).
+// that never shrinks). With MaxPending the buffer coalesces per object key once more than
+// MaxPending notifications wait (notificationBuffer).
 //
 // The handler's sync tracker learns that the informer has synced from the processor
 // (sharedProcessor.markUpstreamSynced), not from a goroutine of its own, so a handler costs

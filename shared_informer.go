@@ -21,8 +21,9 @@ import (
 //
 // The cache is eventually consistent with the source: after a change, the cache catches up
 // (unless the watch keeps failing), and the handlers are told in order. Each handler has its
-// own unbounded buffer and goroutine, so a slow handler delays only itself; handlers should
-// still hand work off quickly, typically to a workqueue. Handlers learn of the latest state,
+// own buffer and goroutine, so a slow handler delays only itself; handlers should still hand
+// work off quickly, typically to a workqueue. The buffer is unbounded unless the handler sets
+// HandlerOptions.MaxPending (kcache extension), which coalesces its backlog per object. Handlers learn of the latest state,
 // not of every intermediate one: an object deleted and re-created under the same name while
 // the watch was down shows up as an update (compare UIDs to tell).
 //
@@ -145,11 +146,16 @@ type HandlerOptions struct {
 	// place.
 	//
 	// Set it for a level-triggered handler (one that enqueues keys and reads the cache) that
-	// may stall, for example on a full downstream queue or a slow external call: a handler
-	// stalled behind 1M updates of 10k ConfigMaps costs a few MB with MaxPending 1000 instead
-	// of hundreds of MB. Leave it nil for a handler that must see every intermediate state.
-	// Negative values are an error. Defaults to SharedIndexInformerOptions
-	// DefaultHandlerMaxPending, and to nil (every notification, unbounded, as in client-go).
+	// may stall, for example on a full downstream queue or a slow external call. Measured
+	// (BenchmarkCoalescingStalledHandler: 1M watch events over 10k ConfigMaps of ~1 KB, 1%
+	// deletes and re-creates, live heap after forced collections): a handler stalled for the
+	// whole stream with MaxPending 1000 costs 11-13 MiB more than no stalled handler (40-43
+	// vs 28-32 MiB), the old state of each object it last saw; without MaxPending it holds
+	// every notification, about 1 GiB. The price while the handler keeps up is one key
+	// computation per notification (~0.2 µs, one small allocation). Leave it nil for a
+	// handler that must see every intermediate state. Negative values are an error. Defaults
+	// to SharedIndexInformerOptions.DefaultHandlerMaxPending, and to nil (every notification,
+	// unbounded, as in client-go).
 	//
 	// kcache extension.
 	MaxPending *int
