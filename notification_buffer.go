@@ -100,6 +100,12 @@ func (b *notificationBuffer) Reset() {
 	b.coalescing = false
 }
 
+// Drop releases everything, the record of deliveries included; for a listener that stops.
+func (b *notificationBuffer) Drop() {
+	b.Reset()
+	b.delivered = nil
+}
+
 // Push queues n. It reports coalesceStarted when n made the buffer switch to coalescing.
 // Amortised O(1), except the switch itself, which folds the maxPending+1 queued
 // notifications.

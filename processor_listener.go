@@ -234,7 +234,7 @@ func (p *processorListener) close() {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
-		p.pending.Reset()
+		p.pending.Drop()
 		running := p.running
 		p.mu.Unlock()
 		close(p.done)

@@ -314,3 +314,30 @@ func TestNewHandlerMetrics(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedInformerCoalescingInitialList: a handler registered before the informer starts,
+// with MaxPending 0 and blocked in its first call, coalesces the informer's initial list; it
+// still gets every object as an initial-list add, and its registration syncs only once it
+// has.
+func TestSharedInformerCoalescingInitialList(t *testing.T) {
+	src := infTestSource("a", "b", "c", "d", "e")
+	inf := infTestNewInformer(src, 0)
+	h := newCoTestHandler()
+	reg, err := inf.AddEventHandlerWithOptions(h, HandlerOptions{MaxPending: ptr.To(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	infTestRun(t, inf)
+	<-h.entered
+	infTestWaitSynced(t, inf)
+	if reg.HasSynced() {
+		t.Fatal("registration synced while the handler is blocked in its first initial add")
+	}
+	got := h.release(t, 5)
+	slices.Sort(got)
+	want := []string{"add a@1 initial", "add b@2 initial", "add c@3 initial", "add d@4 initial", "add e@5 initial"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	infTestWaitSynced(t, inf, reg)
+}
