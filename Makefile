@@ -59,7 +59,7 @@ cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
 	$(GO) tool cover -func=coverage.out | tail -1
 
-## compat: check that the public API is source-compatible with client-go v0.36.3
+## compat: check that the public API is source-compatible with client-go v0.37.2
 ## (test/compat, a module of its own so the root module never depends on client-go).
 compat:
 	cd test/compat && $(GO) test -count=1 ./...

@@ -1,10 +1,8 @@
 package cache
 
 // FakeCustomStore is a Store for tests whose methods call the matching function field. A nil
-// field makes the method do nothing and return zero values (nil error, nil list, not found).
-//
-// BookmarkFunc and LastStoreSyncResourceVersionFunc are additions: client-go v0.36.3's
-// FakeCustomStore lacks those two methods and so no longer satisfies Store.
+// field makes the method do nothing and return zero values (nil error, nil list, not found, "").
+// It has client-go v0.37.2's fields, BookmarkFunc and LastStoreSyncResourceVersionFunc included.
 type FakeCustomStore struct {
 	AddFunc      func(obj interface{}) error
 	UpdateFunc   func(obj interface{}) error

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilcache "k8s.io/apimachinery/pkg/util/cache"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -15,17 +16,31 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// mutationCacheSize is how many recent mutations a MutationCache remembers.
-const mutationCacheSize = 100
+const (
+	// defaultMutationCacheSize is how many recent mutations a MutationCache remembers unless
+	// MutationCacheOptions.MaxCacheSize says otherwise.
+	defaultMutationCacheSize = 100
+	// defaultMutationCacheTTL is how long a mutation is remembered unless
+	// MutationCacheOptions.TTL says otherwise.
+	defaultMutationCacheTTL = 5 * time.Minute
+)
 
 // MutationCache overlays an informer's store with the objects the program itself just wrote
 // (Mutation), so that reads right after a write see it even before the watch delivers it.
-// Reads return the newer of the store's copy and the remembered one. Implementations are safe
-// for concurrent use.
+// Reads return the newer of the store's copy and the remembered one. Calling OnAddOrUpdate and
+// OnDelete from the informer's event handlers lets it forget a mutation as soon as the store
+// has caught up, and ignore a late Mutation of an object that is already deleted.
+// Implementations are safe for concurrent use.
 type MutationCache interface {
 	GetByKey(key string) (interface{}, bool, error)
 	ByIndex(indexName, indexKey string) ([]interface{}, error)
 	Mutation(interface{})
+	OnAddOrUpdate(obj runtime.Object)
+	OnDelete(obj runtime.Object)
+
+	// internal keeps implementations inside this package, as in client-go, so that methods
+	// can be added later.
+	internal()
 }
 
 // ResourceVersionComparator orders two versions of an object: negative if lhs is older than
@@ -34,34 +49,90 @@ type ResourceVersionComparator interface {
 	CompareResourceVersion(lhs, rhs runtime.Object) int
 }
 
-// NewIntegerResourceVersionMutationCache returns a MutationCache over backingCache (and
-// indexer, for ByIndex; it may be nil) for objects whose resource versions are integers that
-// grow with every write, as etcd's are. It remembers the last 100 mutations, each for ttl, and
-// forgets one as soon as the store has caught up with it.
-//
-// If includeAdds is true, a remembered object is returned even when the store does not have it
-// (yet); it may then be returned for up to ttl after it was deleted. If false, an object missing
-// from the store is reported missing.
-//
-// A resource version that is not an integer is not comparable: where client-go panics, kcache
-// treats the store's copy as the newer one.
-func NewIntegerResourceVersionMutationCache(logger klog.Logger, backingCache Store, indexer Indexer, ttl time.Duration, includeAdds bool) MutationCache {
-	return newIntegerResourceVersionMutationCache(logger, backingCache, indexer, ttl, includeAdds, clock.RealClock{})
+// MutationCacheOptions configures NewIntegerResourceVersionMutationCacheWithOptions. The zero
+// value is valid.
+type MutationCacheOptions struct {
+	// Indexer is what ByIndex searches. Defaults to nil: ByIndex returns an error.
+	Indexer Indexer
+
+	// TTL is how long a mutation or delete tombstone is remembered at most. Defaults to 5
+	// minutes if zero.
+	TTL time.Duration
+
+	// IncludeAdds makes GetByKey and ByIndex return remembered objects the store does not
+	// have (yet). Only safe if the program can live with such an object being returned for up
+	// to TTL after it was deleted, when the write and the delete come close together.
+	// Defaults to false.
+	IncludeAdds bool
+
+	// MaxCacheSize is how many keys are remembered at most; the least recently used goes
+	// first. Defaults to 100 if zero or, where client-go panics, negative.
+	MaxCacheSize int
+
+	// Clock is what TTL is measured on. Defaults to the real clock.
+	//
+	// kcache extension: client-go always uses the real clock.
+	Clock clock.PassiveClock
 }
 
-func newIntegerResourceVersionMutationCache(logger klog.Logger, backingCache Store, indexer Indexer, ttl time.Duration, includeAdds bool, clk clock.PassiveClock) *mutationCache {
+// NewIntegerResourceVersionMutationCacheWithOptions returns a MutationCache over backingCache
+// (and options.Indexer, for ByIndex) for objects whose resource versions are integers that grow
+// with every write and compare across objects of one resource, as etcd's are.
+//
+// A mutation is forgotten once its TTL is over, when MaxCacheSize newer keys push it out, when
+// a read finds the store at least as new, or when OnAddOrUpdate reports a version at least as
+// new. OnDelete leaves a tombstone (for the TTL): a later Mutation of the deleted object (same
+// UID, or a version not newer than the delete) is ignored, and a tombstone is never returned.
+// Objects that the program created and that were deleted again before the informer saw them
+// cannot be told apart from objects not yet seen: with IncludeAdds, check them again after the
+// TTL.
+//
+// A resource version that is not an integer is not comparable: where client-go panics, kcache
+// treats the first argument of the comparison as the newer one (the store's copy on reads, the
+// new object in Mutation and the OnAddOrUpdate/OnDelete calls).
+func NewIntegerResourceVersionMutationCacheWithOptions(logger klog.Logger, backingCache Store, options MutationCacheOptions) MutationCache {
+	return newMutationCache(logger, backingCache, options)
+}
+
+// NewIntegerResourceVersionMutationCache is NewIntegerResourceVersionMutationCacheWithOptions
+// with the given indexer, ttl and includeAdds and the default size of 100. A zero ttl means 5
+// minutes.
+func NewIntegerResourceVersionMutationCache(logger klog.Logger, backingCache Store, indexer Indexer, ttl time.Duration, includeAdds bool) MutationCache {
+	return newMutationCache(logger, backingCache, MutationCacheOptions{Indexer: indexer, TTL: ttl, IncludeAdds: includeAdds})
+}
+
+func newMutationCache(logger klog.Logger, backingCache Store, options MutationCacheOptions) *mutationCache {
+	size, ttl, clk := options.MaxCacheSize, options.TTL, options.Clock
+	if size <= 0 {
+		size = defaultMutationCacheSize
+	}
+	if ttl == 0 {
+		ttl = defaultMutationCacheTTL
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	return &mutationCache{
 		logger:       logger,
 		backingCache: backingCache,
-		indexer:      indexer,
-		mutations:    utilcache.NewLRUExpireCacheWithClock(mutationCacheSize, clk),
+		indexer:      options.Indexer,
+		mutations:    utilcache.NewLRUExpireCacheWithClock(size, clk),
 		comparator:   integerResourceVersions{},
 		ttl:          ttl,
-		includeAdds:  includeAdds,
+		includeAdds:  options.IncludeAdds,
 	}
 }
 
-// mutationCache is the MutationCache of NewIntegerResourceVersionMutationCache.
+// mutationTombstone is what OnDelete remembers for a deleted object: its identity and the
+// version at which it was deleted. It is never returned to the caller.
+type mutationTombstone struct {
+	// deleted carries the deleted object's name, namespace, UID and resource version, in a
+	// form the comparator accepts.
+	deleted *metav1.PartialObjectMetadata
+}
+
+// mutationCache is the MutationCache of NewIntegerResourceVersionMutationCache. The values in
+// mutations are the objects given to Mutation or *mutationTombstone.
 type mutationCache struct {
 	logger       klog.Logger
 	backingCache Store
@@ -73,6 +144,22 @@ type mutationCache struct {
 	// mu serialises reads and writes so that a read's evictions cannot race a Mutation.
 	mu        sync.Mutex
 	mutations *utilcache.LRUExpireCache
+}
+
+func (c *mutationCache) internal() {}
+
+// rememberedLocked returns what is remembered for key as a comparable object: a mutation that
+// is a runtime.Object, or a tombstone's deleted metadata (tomb true).
+func (c *mutationCache) rememberedLocked(key string) (obj runtime.Object, tomb bool, ok bool) {
+	v, found := c.mutations.Get(key)
+	if !found {
+		return nil, false, false
+	}
+	if t, isTomb := v.(*mutationTombstone); isTomb {
+		return t.deleted, true, true
+	}
+	obj, ok = v.(runtime.Object)
+	return obj, false, ok
 }
 
 // GetByKey returns the newer of the store's object and the remembered mutation for key.
@@ -88,6 +175,9 @@ func (c *mutationCache) GetByKey(key string) (interface{}, bool, error) {
 			return nil, false, nil
 		}
 		if obj, exists = c.mutations.Get(key); !exists {
+			return nil, false, nil
+		}
+		if _, tomb := obj.(*mutationTombstone); tomb {
 			return nil, false, nil
 		}
 	}
@@ -143,6 +233,9 @@ func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, erro
 		if !ok {
 			continue
 		}
+		if _, tomb := obj.(*mutationTombstone); tomb {
+			continue
+		}
 		values, err := indexFunc(obj)
 		if err != nil {
 			c.logger.V(4).Info("Unable to calculate an index entry for mutation cache entry", "key", key, "err", err)
@@ -159,26 +252,28 @@ func (c *mutationCache) ByIndex(indexName, indexKey string) ([]interface{}, erro
 }
 
 // newerLocked returns the remembered mutation for key if it is newer than backing, otherwise
-// backing, forgetting a mutation the store has caught up with.
+// backing, forgetting a mutation or tombstone the store has caught up with. A tombstone newer
+// than the store's copy (possible only if OnDelete was called before the store deleted the
+// object) is kept but not returned.
 func (c *mutationCache) newerLocked(key string, backing runtime.Object) runtime.Object {
-	remembered, ok := c.mutations.Get(key)
+	remembered, tomb, ok := c.rememberedLocked(key)
 	if !ok {
 		return backing
 	}
-	mutated, ok := remembered.(runtime.Object)
-	if !ok {
-		return backing
-	}
-	if c.comparator.CompareResourceVersion(backing, mutated) >= 0 {
+	if c.comparator.CompareResourceVersion(backing, remembered) >= 0 {
 		c.mutations.Remove(key)
 		return backing
 	}
-	return mutated
+	if tomb {
+		return backing
+	}
+	return remembered
 }
 
-// Mutation remembers obj, the result of a write, for ttl, unless an even newer version is
-// remembered already. An object without a usable key is reported through
-// utilruntime.HandleError and ignored.
+// Mutation remembers obj, the result of a write, for the TTL, unless an even newer version is
+// remembered already, or the object is known to be deleted: a tombstone for its key with the
+// same UID or with a version at least as new. An object without a usable key is reported
+// through utilruntime.HandleError and ignored.
 func (c *mutationCache) Mutation(obj interface{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -188,13 +283,71 @@ func (c *mutationCache) Mutation(obj interface{}) {
 		return
 	}
 	if robj, ok := obj.(runtime.Object); ok {
-		if remembered, found := c.mutations.Get(key); found {
-			if prev, ok := remembered.(runtime.Object); ok && c.comparator.CompareResourceVersion(robj, prev) < 0 {
+		if prev, tomb, found := c.rememberedLocked(key); found {
+			cmp := c.comparator.CompareResourceVersion(robj, prev)
+			if cmp < 0 {
+				return
+			}
+			if tomb && (cmp == 0 || sameUID(robj, prev)) {
 				return
 			}
 		}
 	}
 	c.mutations.Add(key, obj, c.ttl)
+}
+
+// OnAddOrUpdate tells the cache that the store now holds obj, typically from an informer
+// handler's OnAdd and OnUpdate. A remembered mutation or tombstone for its key that is not newer
+// than obj is forgotten. An object without a usable key is reported through
+// utilruntime.HandleError and ignored.
+func (c *mutationCache) OnAddOrUpdate(obj runtime.Object) {
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleErrorWithLogger(c.logger, err, "DeletionHandlingMetaNamespaceKeyFunc")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, _, found := c.rememberedLocked(key); found && c.comparator.CompareResourceVersion(obj, prev) >= 0 {
+		c.mutations.Remove(key)
+	}
+}
+
+// OnDelete tells the cache that obj was deleted from the store, typically from an informer
+// handler's OnDelete (pass the tombstone's Obj for a DeletedFinalStateUnknown). A remembered
+// mutation of the same object (same UID, or a version not newer than obj) is replaced by a
+// tombstone kept for the TTL; a newer mutation of a different object under the same key (it was
+// re-created) is kept. Without metadata obj is ignored.
+func (c *mutationCache) OnDelete(obj runtime.Object) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err != nil {
+		utilruntime.HandleErrorWithLogger(c.logger, err, "DeletionHandlingMetaNamespaceKeyFunc")
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, _, found := c.rememberedLocked(key); found &&
+		c.comparator.CompareResourceVersion(obj, prev) < 0 && !sameUID(obj, prev) {
+		return
+	}
+	c.mutations.Add(key, &mutationTombstone{deleted: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Namespace:       accessor.GetNamespace(),
+		Name:            accessor.GetName(),
+		UID:             accessor.GetUID(),
+		ResourceVersion: accessor.GetResourceVersion(),
+	}}}, c.ttl)
+}
+
+// sameUID reports whether a and b have the same UID (both without metadata count as
+// different).
+func sameUID(a, b runtime.Object) bool {
+	am, errA := meta.Accessor(a)
+	bm, errB := meta.Accessor(b)
+	return errA == nil && errB == nil && am.GetUID() == bm.GetUID()
 }
 
 // integerResourceVersions compares resource versions as unsigned integers; "" is 0.

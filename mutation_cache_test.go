@@ -20,7 +20,8 @@ func infTestMutationCache(t *testing.T, includeAdds bool, backing ...*v1.Pod) (*
 		}
 	}
 	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
-	return newIntegerResourceVersionMutationCache(klog.Background(), indexer, indexer, time.Minute, includeAdds, clk), indexer, clk
+	c := newMutationCache(klog.Background(), indexer, MutationCacheOptions{Indexer: indexer, TTL: time.Minute, IncludeAdds: includeAdds, Clock: clk})
+	return c, indexer, clk
 }
 
 func infTestRV(obj interface{}, exists bool) string {

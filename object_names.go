@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -52,9 +53,9 @@ func MetaNamespaceKeyFunc(obj interface{}) (string, error) {
 	if key, ok := obj.(ExplicitKey); ok {
 		return string(key), nil
 	}
-	accessor, err := meta.Accessor(obj)
+	accessor, err := metaAccessor(obj)
 	if err != nil {
-		return "", fmt.Errorf("object has no meta: %w", err)
+		return "", err
 	}
 	// Inlined MetaObjectToName(...).String(): this is the hottest key path, and building the
 	// string directly avoids an intermediate struct.
@@ -62,6 +63,20 @@ func MetaNamespaceKeyFunc(obj interface{}) (string, error) {
 		return ns + "/" + accessor.GetName(), nil
 	}
 	return accessor.GetName(), nil
+}
+
+// metaAccessor is meta.Accessor that also rejects a nil pointer of a metadata type, such as
+// (*v1.Pod)(nil), which meta.Accessor accepts but whose getters panic. client-go panics on such
+// a value; kcache returns an "object has no meta" error like for any other unusable input.
+func metaAccessor(obj interface{}) (metav1.Object, error) {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, fmt.Errorf("object has no meta: %w", err)
+	}
+	if v := reflect.ValueOf(accessor); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("object has no meta: nil %T", obj)
+	}
+	return accessor, nil
 }
 
 // DeletionHandlingMetaNamespaceKeyFunc is MetaNamespaceKeyFunc that also understands tombstones:
@@ -134,9 +149,9 @@ func NamespacedNameAsObjectName(nn types.NamespacedName) ObjectName {
 // ObjectToName returns the ObjectName of an object with metadata, or an error
 // ("object has no meta: …") for anything else.
 func ObjectToName(obj interface{}) (ObjectName, error) {
-	accessor, err := meta.Accessor(obj)
+	accessor, err := metaAccessor(obj)
 	if err != nil {
-		return ObjectName{}, fmt.Errorf("object has no meta: %w", err)
+		return ObjectName{}, err
 	}
 	return MetaObjectToName(accessor), nil
 }

@@ -25,6 +25,8 @@ func TestKeyFuncs(t *testing.T) {
 		{"tombstone", DeletedFinalStateUnknown{Key: "ns/gone"}, "", true, "ns/gone", false, ObjectName{"ns", "gone"}},
 		{"no metadata", storeTestNoMeta{}, "", true, "", true, ObjectName{}},
 		{"nil", nil, "", true, "", true, ObjectName{}},
+		// client-go panics on a nil pointer of a metadata type; kcache returns an error.
+		{"nil pointer", (*storeTestObj)(nil), "", true, "", true, ObjectName{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

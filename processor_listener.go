@@ -2,14 +2,15 @@ package cache
 
 import (
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kcache/cache/internal/ring"
 	"github.com/kcache/cache/synctrack"
 )
 
@@ -63,7 +64,8 @@ type notification struct {
 // under a short lock and, when the buffer was empty, drops a token in the capacity-1 wake
 // channel; add never waits for the handler. The buffer grows while the handler is behind and
 // shrinks back once it catches up (client-go uses three goroutines per handler and a buffer
-// that never shrinks).
+// that never shrinks). With MaxPending the buffer coalesces per object key once more than
+// MaxPending notifications wait (notificationBuffer).
 //
 // The handler's sync tracker learns that the informer has synced from the processor
 // (sharedProcessor.markUpstreamSynced), not from a goroutine of its own, so a handler costs
@@ -86,10 +88,20 @@ type processorListener struct {
 	closeOnce sync.Once
 	// stopped is closed when run has returned (or by close, if run never started).
 	stopped chan struct{}
+	// runGoroutine is the id of run's goroutine once it has started (0 before), so that
+	// ShutDownEventHandler can tell a call from the handler's own callback.
+	runGoroutine atomic.Uint64
+
+	// maxPending is HandlerOptions.MaxPending, or -1 for none.
+	maxPending int
+	// containPanics is HandlerOptions.ContainPanics.
+	containPanics bool
+	// metrics is nil unless the informer's metrics provider implements HandlerMetricsProvider.
+	metrics *handlerMetrics
 
 	// mu guards pending, closed and running.
 	mu      sync.Mutex
-	pending ring.Ring[notification]
+	pending notificationBuffer
 	closed  bool
 	running bool
 
@@ -120,12 +132,22 @@ func newProcessListener(logger klog.Logger, handler ResourceEventHandler, reques
 		wake:                  make(chan struct{}, 1),
 		done:                  make(chan struct{}),
 		stopped:               make(chan struct{}),
-		pending:               *ring.New[notification](initialBufferSize),
+		maxPending:            -1,
+		pending:               newNotificationBuffer(-1),
 		requestedResyncPeriod: requestedResyncPeriod,
 		resyncPeriod:          resyncPeriod,
 	}
 	p.determineNextResync(clk.Now())
 	return p
+}
+
+// configure applies a handler's options; call it before the listener is registered.
+// maxPending < 0 means no bound. metrics may be nil.
+func (p *processorListener) configure(maxPending int, containPanics bool, metrics *handlerMetrics) {
+	p.maxPending = maxPending
+	p.containPanics = containPanics
+	p.metrics = metrics
+	p.pending = newNotificationBuffer(maxPending)
 }
 
 // HasSynced reports whether the informer has synced and this handler has returned from every
@@ -140,6 +162,27 @@ func (p *processorListener) HasSyncedChecker() DoneChecker {
 	return p.syncTracker
 }
 
+// ShutdownChan returns a channel that is closed once the listener has stopped for good: after
+// it was removed or its informer stopped, and the handler has returned from its last callback.
+// Until then it stays open. ShutDownEventHandler waits on it.
+func (p *processorListener) ShutdownChan() <-chan struct{} {
+	return p.stopped
+}
+
+// isClosed reports whether close was called.
+func (p *processorListener) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
+// onDeliveryGoroutine reports whether the caller runs on the goroutine that delivers this
+// listener's notifications, that is, inside one of its handler's callbacks.
+func (p *processorListener) onDeliveryGoroutine() bool {
+	id := p.runGoroutine.Load()
+	return id != 0 && id == currentGoroutineID()
+}
+
 // add queues n for the handler. It never blocks on the handler; after close it does nothing.
 // An initial-list add is counted by the sync tracker before it is queued.
 func (p *processorListener) add(n notification) {
@@ -152,8 +195,19 @@ func (p *processorListener) add(n notification) {
 		return
 	}
 	wasEmpty := p.pending.Len() == 0
-	p.pending.Push(n)
+	ev := p.pending.Push(n)
+	pending := p.pending.Len()
 	p.mu.Unlock()
+	if ev == coalesceStarted {
+		p.logger.Info("Event handler is falling behind, coalescing its notifications per object until it catches up",
+			"handler", p.handlerName, "pendingNotifications", p.maxPending+1, "pendingObjects", pending)
+		if p.metrics != nil {
+			p.metrics.episodes.Inc()
+		}
+	}
+	if p.metrics != nil {
+		p.metrics.pending.Set(float64(pending))
+	}
 	if wasEmpty {
 		select {
 		case p.wake <- struct{}{}:
@@ -180,7 +234,7 @@ func (p *processorListener) close() {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
 		p.closed = true
-		p.pending.Reset()
+		p.pending.Drop()
 		running := p.running
 		p.mu.Unlock()
 		close(p.done)
@@ -193,16 +247,28 @@ func (p *processorListener) close() {
 // run delivers notifications until close. It is the listener's only goroutine.
 func (p *processorListener) run() {
 	defer close(p.stopped)
+	p.runGoroutine.Store(currentGoroutineID())
 	panicked := false
+	var coalescedBefore, episodeStart uint64
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
 			return
 		}
-		n, ok := p.pending.Pop()
+		d, ok, ev := p.pending.Pop()
 		backlog := p.pending.Len()
+		coalesced := p.pending.coalescedAway
 		p.mu.Unlock()
+		if ok {
+			if ev == coalesceStopped {
+				p.logger.Info("Event handler caught up, no longer coalescing its notifications",
+					"handler", p.handlerName, "pendingNotifications", backlog, "coalescedNotifications", coalesced-episodeStart)
+				episodeStart = coalesced
+			}
+			p.recordPop(backlog, coalesced-coalescedBefore)
+			coalescedBefore = coalesced
+		}
 		if !ok {
 			select {
 			case <-p.wake:
@@ -214,7 +280,19 @@ func (p *processorListener) run() {
 		if panicked && !p.pause() {
 			return
 		}
-		panicked = !p.deliver(n, backlog)
+		panicked = !p.deliver(d, backlog)
+	}
+}
+
+// recordPop updates the handler metrics after a pop: the backlog left and the notifications
+// that pop coalesced away.
+func (p *processorListener) recordPop(backlog int, coalesced uint64) {
+	if p.metrics == nil {
+		return
+	}
+	p.metrics.pending.Set(float64(backlog))
+	for range coalesced {
+		p.metrics.coalesced.Inc()
 	}
 }
 
@@ -229,19 +307,38 @@ func (p *processorListener) pause() bool {
 	}
 }
 
-// deliver calls the handler for n and reports whether it returned normally. A panic is handled
-// by utilruntime.HandleCrashWithLogger: it is logged and passed to utilruntime.PanicHandlers,
-// and then, when utilruntime.ReallyCrash is true (the default), re-raised so that the process
-// crashes, exactly as in client-go. With ReallyCrash false the notification is skipped and the
-// caller pauses before the next one.
+// deliver makes the handler call d stands for, if any, and reports whether it returned
+// normally. Then, also after a panic, the initial-list adds d stands for count as processed
+// (client-go leaves a handler that panicked on one unsynced forever).
 //
-// An initial-list add counts as processed even when the handler panicked on it (client-go
-// leaves such a handler unsynced forever).
-func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
-	if n.kind == notifyAdd && n.isInInitialList {
-		defer p.syncTracker.Finished()
+// A panic is handled by utilruntime.HandleCrashWithLogger: it is logged and passed to
+// utilruntime.PanicHandlers, and then, when utilruntime.ReallyCrash is true (the default),
+// re-raised so that the process crashes, exactly as in client-go. With ReallyCrash false the
+// notification is skipped and the caller pauses before the next one. With containPanics the
+// panic is logged with the handler's name and stack, counted, and the notification skipped,
+// without a pause.
+func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
+	if d.initialAdds > 0 {
+		defer func() {
+			for range d.initialAdds {
+				p.syncTracker.Finished()
+			}
+		}()
 	}
-	defer utilruntime.HandleCrashWithLogger(p.logger)
+	if !d.call {
+		return true
+	}
+	n := d.n
+	if p.containPanics {
+		defer func() {
+			if r := recover(); r != nil {
+				p.reportContainedPanic(n, r)
+				ok = true
+			}
+		}()
+	} else {
+		defer utilruntime.HandleCrashWithLogger(p.logger)
+	}
 	if backlog > initialBufferSize {
 		defer p.logIfSlow(p.clock.Now(), backlog)
 	}
@@ -254,6 +351,16 @@ func (p *processorListener) deliver(n notification, backlog int) (ok bool) {
 		p.handler.OnDelete(n.oldObj)
 	}
 	return true
+}
+
+// reportContainedPanic logs and counts a panic of the handler on n that containPanics caught.
+func (p *processorListener) reportContainedPanic(n notification, r interface{}) {
+	kind := map[notificationKind]string{notifyAdd: "OnAdd", notifyUpdate: "OnUpdate", notifyDelete: "OnDelete"}[n.kind]
+	p.logger.Error(fmt.Errorf("cache: event handler panicked: %v", r), "Event handler panicked, notification dropped",
+		"handler", p.handlerName, "method", kind, "stack", string(debug.Stack()))
+	if p.metrics != nil {
+		p.metrics.panics.Inc()
+	}
 }
 
 // logIfSlow logs the "processorListener handler" trace of client-go when the handler call that

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -132,4 +133,59 @@ func BenchmarkListener(b *testing.B) {
 		}
 	})
 	wg.Wait()
+}
+
+// TestProcessorListenerContainPanics: with containPanics, a panic neither crashes (even with
+// utilruntime.ReallyCrash on, the default) nor pauses the listener: it is logged with the
+// handler's name and stack and counted, the notification is dropped, and a panicking
+// initial-list add still counts as processed.
+func TestProcessorListenerContainPanics(t *testing.T) {
+	if !utilruntime.ReallyCrash {
+		t.Fatal("test expects utilruntime.ReallyCrash on")
+	}
+	defer ResetInformerNamesForTesting()
+	var log coTestLog
+	metrics := &coTestMetrics{}
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	rec := newInfTestRecorder()
+	rec.panicOn = "bad"
+	up := newInfTestChecker("up")
+	l := newProcessListener(log.logger(), rec, 0, 0, clk, up)
+	l.configure(-1, true, newHandlerMetricsForTest(metrics))
+	p := newSharedProcessor(clk)
+	p.addListener(l, []interface{}{"bad"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	l.add(infTestAdd("good", false))
+	l.add(notification{kind: notifyUpdate, oldObj: "bad", newObj: "bad"})
+	l.add(infTestAdd("after", false))
+	for _, want := range []interface{}{"bad", "good", "bad", "after"} {
+		if e := rec.next(t); e.obj != want {
+			t.Fatalf("got %v, want %v", e, want)
+		}
+	}
+	if clk.HasWaiters() {
+		t.Fatal("listener paused after a contained panic")
+	}
+	p.markUpstreamSynced()
+	infTestWaitClosed(t, l.HasSyncedChecker().Done(), "sync despite the panicking initial add")
+	if n := metrics.panics.n.Load(); n != 2 {
+		t.Fatalf("panics counted %d, want 2", n)
+	}
+	if n := log.count("Event handler panicked"); n != 2 {
+		t.Fatalf("logged %d panics, want 2:\n%s", n, strings.Join(log.lines, "\n"))
+	}
+	if log.count(l.handlerName) < 2 || log.count("handler fails on bad") < 2 || log.count("processor_listener") < 2 {
+		t.Fatalf("panic log lacks the handler name, the panic value or the stack:\n%s", strings.Join(log.lines, "\n"))
+	}
+}
+
+// newHandlerMetricsForTest returns the handler metrics of a provider under a reserved name.
+func newHandlerMetricsForTest(provider InformerMetricsProvider) *handlerMetrics {
+	ResetInformerNamesForTesting()
+	name, _ := NewInformerName("handler-metrics-test")
+	return newHandlerMetrics(name.WithResource(schema.GroupVersionResource{Resource: "pods"}), provider, "h")
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -27,6 +28,13 @@ func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEv
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
 	if handler == nil {
 		return nil, errors.New("cache: nil event handler")
+	}
+	maxPending := -1
+	if mp := cmp.Or(options.MaxPending, s.defaultHandlerMaxPending); mp != nil {
+		if *mp < 0 {
+			return nil, fmt.Errorf("cache: MaxPending must not be negative, got %d", *mp)
+		}
+		maxPending = *mp
 	}
 	s.startedMu.Lock()
 	defer s.startedMu.Unlock()
@@ -61,6 +69,8 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 
 	listener := newProcessListener(logger, handler, resyncPeriod,
 		determineResyncPeriod(logger, resyncPeriod, s.resyncCheckPeriod), s.clock, s.HasSyncedChecker())
+	listener.configure(maxPending, options.ContainPanics != nil && *options.ContainPanics,
+		newHandlerMetrics(s.identifier, s.informerMetricsProvider, listener.handlerName))
 
 	if !s.started {
 		s.processor.addListener(listener, nil)

@@ -78,7 +78,8 @@ func (p *sharedProcessor) markUpstreamSynced() {
 }
 
 // removeListener unregisters the listener behind handle and closes it, so its goroutine ends
-// after the handler call in progress, if any; it does not wait for that. Removing a handle that
+// after the handler call in progress, if any; it does not wait for that (ShutDownEventHandler
+// waits on the listener's ShutdownChan). Removing a handle that
 // is not registered (again, or after stop) does nothing. A handle of a foreign type is an
 // error.
 func (p *sharedProcessor) removeListener(handle ResourceEventHandlerRegistration) error {

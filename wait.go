@@ -64,20 +64,30 @@ func waitForCacheSync(ctx context.Context, cacheSyncs []InformerSynced) bool {
 // WaitForNamedCacheSync is WaitForCacheSync that logs "Waiting for caches to sync" and then
 // "Caches are synced" (or reports "Unable to sync caches" through utilruntime.HandleError),
 // with controllerName in each message.
+//
+// Its log lines carry the caller's file and line, not this package's.
 func WaitForNamedCacheSync(controllerName string, stopCh <-chan struct{}, cacheSyncs ...InformerSynced) bool {
-	logger := klog.Background().WithValues("controller", controllerName)
+	helper, logger := klog.Background().WithValues("controller", controllerName).WithCallStackHelper()
+	helper()
 	return waitForNamedCacheSync(klog.NewContext(wait.ContextForChannel(stopCh), logger), cacheSyncs)
 }
 
 // WaitForNamedCacheSyncWithContext is WaitForNamedCacheSync that stops when ctx ends and logs
 // through the logger in ctx, at V(0). Store a logger with a higher verbosity threshold in ctx
-// to make it quieter.
+// to make it quieter. Its log lines carry the caller's file and line, not this package's.
 func WaitForNamedCacheSyncWithContext(ctx context.Context, cacheSyncs ...InformerSynced) bool {
-	return waitForNamedCacheSync(ctx, cacheSyncs)
+	helper, logger := klog.FromContext(ctx).WithCallStackHelper()
+	helper()
+	return waitForNamedCacheSync(klog.NewContext(ctx, logger), cacheSyncs)
 }
 
+// waitForNamedCacheSync does the work of both named waits. The logger in ctx has already been
+// made to skip the exported function; this function marks itself a call-stack helper too, so
+// that the lines are attributed to the exported function's caller.
 func waitForNamedCacheSync(ctx context.Context, cacheSyncs []InformerSynced) bool {
-	logger := klog.FromContext(ctx)
+	helper, logger := klog.FromContext(ctx).WithCallStackHelper()
+	helper()
+	ctx = klog.NewContext(ctx, logger)
 	logger.Info("Waiting for caches to sync")
 	if !waitForCacheSync(ctx, cacheSyncs) {
 		utilruntime.HandleErrorWithContext(ctx, nil, "Unable to sync caches")
@@ -95,9 +105,12 @@ func waitForNamedCacheSync(ctx context.Context, cacheSyncs []InformerSynced) boo
 //
 // If what is not empty, progress is logged at V(0) through the logger in ctx: "Waiting" with
 // for=what, "Done waiting" per checker with its Name as instance, and, on failure, "Timed out
-// waiting" with the sorted names of the unfinished checkers and context.Cause(ctx).
+// waiting" with the sorted names of the unfinished checkers and context.Cause(ctx). The lines
+// carry the caller's file and line: WaitFor marks itself a call-stack helper on the logger, as
+// client-go's does.
 func WaitFor(ctx context.Context, what string, checkers ...DoneChecker) bool {
-	logger := klog.FromContext(ctx)
+	helper, logger := klog.FromContext(ctx).WithCallStackHelper()
+	helper()
 	if what != "" {
 		logger.Info("Waiting", "for", what)
 	}

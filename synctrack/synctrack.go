@@ -90,7 +90,8 @@ func (t *AsyncTracker[T]) Name() string {
 // tracker is synced once UpstreamHasSynced was called and the count is zero.
 //
 // Finished without a matching Start is a programming error that would make HasSynced lie, so
-// Finished panics when the count goes negative, as client-go's does.
+// Finished panics when the count goes negative, as client-go's does, with a message that
+// contains client-go's phrase "negative counter" (tests match on it).
 //
 // The zero value is usable and has an empty name. All methods are safe for concurrent use and
 // cost O(1).
@@ -121,7 +122,7 @@ func (t *SingleFileTracker) Start() {
 func (t *SingleFileTracker) Finished() {
 	left := t.count.Add(-1)
 	if left < 0 {
-		panic("synctrack: SingleFileTracker.Finished called more often than Start; HasSynced would be wrong")
+		panic("synctrack: negative counter; this logic error means HasSynced may return incorrect value (SingleFileTracker.Finished was called more often than Start)")
 	}
 	// The store to count happens before this load, and UpstreamHasSynced stores its flag before
 	// loading count, so at least one of the two sees both and fires.

@@ -1,6 +1,7 @@
 package synctrack
 
 import (
+	"strings"
 	"sync"
 	"testing"
 )
@@ -81,8 +82,13 @@ func TestSingleFileTracker(t *testing.T) {
 func TestSingleFileTrackerNegativePanics(t *testing.T) {
 	tracker := NewSingleFileTracker("x")
 	defer func() {
-		if recover() == nil {
+		r := recover()
+		if r == nil {
 			t.Fatal("Finished without Start did not panic")
+		}
+		// Users' tests match client-go's panic text on this phrase.
+		if msg, ok := r.(string); !ok || !strings.Contains(msg, "negative counter") {
+			t.Fatalf("panic value %#v does not contain %q", r, "negative counter")
 		}
 	}()
 	tracker.Finished()

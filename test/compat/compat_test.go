@@ -18,6 +18,7 @@ var packagePairs = []struct{ clientGo, kcache string }{
 	{"k8s.io/client-go/tools/cache/synctrack", "github.com/kcache/cache/synctrack"},
 	{"k8s.io/client-go/util/workqueue", "github.com/kcache/cache/workqueue"},
 	{"k8s.io/client-go/tools/pager", "github.com/kcache/cache/pager"},
+	{"k8s.io/client-go/listers", "github.com/kcache/cache/listers"},
 }
 
 // outOfScope lists the client-go identifiers kcache deliberately leaves out: they need

@@ -1,0 +1,265 @@
+package cache
+
+import "github.com/kcache/cache/internal/ring"
+
+// coalesceEvent says whether a notificationBuffer operation began or ended a coalescing
+// episode, so that the caller can log it after releasing its lock.
+type coalesceEvent uint8
+
+const (
+	coalesceNone coalesceEvent = iota
+	coalesceStarted
+	coalesceStopped
+)
+
+// delivery is what a listener does for one element of its buffer: call the handler with n
+// (unless call is false: the key appeared and vanished while coalesced), then tell the sync
+// tracker that initialAdds initial-list adds are processed.
+type delivery struct {
+	n           notification
+	call        bool
+	initialAdds int
+}
+
+// pendingKey is what a coalescing buffer keeps for one object key: the first notification that
+// became pending for it (which tells what the handler saw before), the last one (the newest
+// state), and how many were folded together.
+type pendingKey struct {
+	key   string
+	keyed bool // false for a notification whose key could not be computed
+	// lastSeen is what the handler last received for the key before first, when first is a
+	// delete (whose object is the deleted state as reported, not what the handler has).
+	lastSeen    interface{}
+	first, last notification
+	count       int
+	initialAdds int
+}
+
+// notificationBuffer holds the notifications waiting for one handler. It is the deterministic
+// core of processorListener: no locks, goroutines or clock; the listener guards it with its
+// mutex.
+//
+// With maxPending < 0 it is a plain FIFO (client-go's behaviour). Otherwise, as soon as more
+// than maxPending notifications wait, it switches to coalescing: the queued notifications and
+// every later one are folded per object key (DeletionHandlingMetaNamespaceKeyFunc) into one
+// pendingKey, kept in the order the keys first became pending, so memory is O(keys waiting).
+// pop resolves a pendingKey into at most one notification (see resolve). When the last
+// pendingKey is popped the buffer returns to plain FIFO mode. A notification whose key cannot
+// be computed is never folded: it waits, unchanged, in its place in the order.
+type notificationBuffer struct {
+	maxPending int
+
+	// plain holds the notifications in FIFO mode; it is empty while coalescing.
+	plain ring.Ring[notification]
+
+	// coalescing is true from the push that exceeded maxPending until order drains.
+	coalescing bool
+	// order holds the pendingKeys in the order their keys became pending.
+	order ring.Ring[*pendingKey]
+	// byKey indexes the keyed pendingKeys of order; nil outside an episode.
+	byKey map[string]*pendingKey
+	// delivered maps each key to the object last popped for delivery (what the handler has
+	// or is about to receive); deleted keys are removed. Kept only when maxPending >= 0: it
+	// gives a pendingKey that starts with a delete the exact object the handler last
+	// received. It costs one key computation per delivery and O(keys the handler has)
+	// pointers, mostly shared with the informer's cache.
+	delivered map[string]interface{}
+
+	// coalescedAway counts notifications that were folded and never delivered on their own.
+	coalescedAway uint64
+	// episodes counts the switches to coalescing.
+	episodes uint64
+}
+
+// newNotificationBuffer returns an empty buffer that coalesces above maxPending waiting
+// notifications, or never if maxPending is negative.
+func newNotificationBuffer(maxPending int) notificationBuffer {
+	b := notificationBuffer{maxPending: maxPending, plain: *ring.New[notification](initialBufferSize)}
+	if maxPending >= 0 {
+		b.delivered = map[string]interface{}{}
+	}
+	return b
+}
+
+// Len returns the number of deliveries waiting: notifications, or keys while coalescing. O(1).
+func (b *notificationBuffer) Len() int {
+	if b.coalescing {
+		return b.order.Len()
+	}
+	return b.plain.Len()
+}
+
+// Cap returns the slots allocated for plain notifications. O(1).
+func (b *notificationBuffer) Cap() int { return b.plain.Cap() }
+
+// Reset drops everything waiting. Statistics and the record of deliveries are kept. O(1).
+func (b *notificationBuffer) Reset() {
+	b.plain.Reset()
+	b.order.Reset()
+	b.byKey = nil
+	b.coalescing = false
+}
+
+// Drop releases everything, the record of deliveries included; for a listener that stops.
+func (b *notificationBuffer) Drop() {
+	b.Reset()
+	b.delivered = nil
+}
+
+// Push queues n. It reports coalesceStarted when n made the buffer switch to coalescing.
+// Amortised O(1), except the switch itself, which folds the maxPending+1 queued
+// notifications.
+func (b *notificationBuffer) Push(n notification) coalesceEvent {
+	if b.coalescing {
+		b.fold(n)
+		return coalesceNone
+	}
+	b.plain.Push(n)
+	if b.maxPending < 0 || b.plain.Len() <= b.maxPending {
+		return coalesceNone
+	}
+	b.coalescing = true
+	b.episodes++
+	b.byKey = make(map[string]*pendingKey, b.plain.Len())
+	for {
+		m, ok := b.plain.Pop()
+		if !ok {
+			break
+		}
+		b.fold(m)
+	}
+	b.plain.Reset()
+	return coalesceStarted
+}
+
+// fold adds n to its key's pendingKey, or appends a new one.
+func (b *notificationBuffer) fold(n notification) {
+	initialAdds := 0
+	if n.kind == notifyAdd && n.isInInitialList {
+		initialAdds = 1
+	}
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(n.object())
+	if err != nil {
+		b.order.Push(&pendingKey{first: n, last: n, count: 1, initialAdds: initialAdds})
+		return
+	}
+	if pk, ok := b.byKey[key]; ok {
+		pk.last = n
+		pk.count++
+		pk.initialAdds += initialAdds
+		return
+	}
+	pk := &pendingKey{key: key, keyed: true, first: n, last: n, count: 1, initialAdds: initialAdds}
+	if n.kind == notifyDelete {
+		if seen, ok := b.delivered[key]; ok {
+			pk.lastSeen = seen
+		} else {
+			pk.lastSeen = finalStateOf(n.oldObj) // the handler was never told about the key
+		}
+	}
+	b.byKey[key] = pk
+	b.order.Push(pk)
+}
+
+// Pop removes the oldest waiting element and returns what to deliver for it; ok is false if
+// nothing waits. It reports coalesceStopped when it drained a coalescing episode.
+func (b *notificationBuffer) Pop() (d delivery, ok bool, ev coalesceEvent) {
+	if !b.coalescing {
+		n, ok := b.plain.Pop()
+		if !ok {
+			return delivery{}, false, coalesceNone
+		}
+		d = delivery{n: n, call: true}
+		if n.kind == notifyAdd && n.isInInitialList {
+			d.initialAdds = 1
+		}
+		b.recordDelivery(d.n, "", false)
+		return d, true, coalesceNone
+	}
+	pk, _ := b.order.Pop() // never empty while coalescing
+	if pk.keyed {
+		delete(b.byKey, pk.key)
+	}
+	d = pk.resolve()
+	b.coalescedAway += uint64(pk.count)
+	if d.call {
+		b.coalescedAway--
+		b.recordDelivery(d.n, pk.key, pk.keyed)
+	}
+	if b.order.Len() == 0 {
+		b.Reset()
+		ev = coalesceStopped
+	}
+	return d, true, ev
+}
+
+// recordDelivery notes in delivered what the handler receives with n, for the given key or,
+// unless keyed, the key of n's object.
+func (b *notificationBuffer) recordDelivery(n notification, key string, keyed bool) {
+	if b.delivered == nil {
+		return
+	}
+	if !keyed {
+		var err error
+		if key, err = DeletionHandlingMetaNamespaceKeyFunc(n.object()); err != nil {
+			return
+		}
+	}
+	if n.kind == notifyDelete {
+		delete(b.delivered, key)
+	} else {
+		b.delivered[key] = n.newObj
+	}
+}
+
+// resolve turns the notifications folded into pk into at most one. A single notification is
+// delivered unchanged. Otherwise, with lastSeen the state the handler received before the
+// first one (the old object of an update; for a delete, the object last delivered for the
+// key; nothing for an add):
+//   - the key exists now and the handler had not seen it: OnAdd(newest), an initial-list add
+//     if the first notification was one;
+//   - the key exists and the handler had seen it: OnUpdate(lastSeen, newest);
+//   - the key is gone and the handler had seen it: OnDelete of a DeletedFinalStateUnknown
+//     holding the last known state (the handler missed intermediate states);
+//   - the key is gone and the handler had not seen it: nothing.
+func (pk *pendingKey) resolve() delivery {
+	d := delivery{initialAdds: pk.initialAdds}
+	if pk.count == 1 {
+		d.n, d.call = pk.first, true
+		return d
+	}
+	seen := pk.first.kind != notifyAdd
+	lastSeen := pk.lastSeen
+	if pk.first.kind == notifyUpdate {
+		lastSeen = pk.first.oldObj
+	}
+	switch {
+	case pk.last.kind != notifyDelete && !seen:
+		d.n = notification{kind: notifyAdd, newObj: pk.last.newObj, isInInitialList: pk.first.isInInitialList}
+		d.call = true
+	case pk.last.kind != notifyDelete:
+		d.n = notification{kind: notifyUpdate, oldObj: lastSeen, newObj: pk.last.newObj}
+		d.call = true
+	case seen:
+		d.n = notification{kind: notifyDelete, oldObj: DeletedFinalStateUnknown{Key: pk.key, Obj: finalStateOf(pk.last.oldObj)}}
+		d.call = true
+	}
+	return d
+}
+
+// object returns the object n is about: the new object of an add or update, the old one of a
+// delete.
+func (n notification) object() interface{} {
+	if n.kind == notifyDelete {
+		return n.oldObj
+	}
+	return n.newObj
+}
+
+// finalStateOf returns the object inside a DeletedFinalStateUnknown, or obj itself.
+func finalStateOf(obj interface{}) interface{} {
+	if d, ok := obj.(DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
