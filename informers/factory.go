@@ -92,6 +92,22 @@ func WithWatchListSemanticsOf(client any) SharedInformerOption {
 	}
 }
 
+// WithDefaultHandlerMaxPending bounds the notifications pending for each slow handler of the
+// informers the factory builds with For, ForClusterScoped and ForResource: it sets their
+// cache.SharedIndexInformerOptions.DefaultHandlerMaxPending, so every handler added without
+// its own HandlerOptions.MaxPending coalesces notifications per key once more than maxPending
+// are waiting (see HandlerOptions.MaxPending). A negative value makes adding a handler fail.
+// Informers that an InformerFor newFunc builds are the newFunc's own business. Defaults to no
+// bound, as in client-go.
+//
+// kcache extension.
+func WithDefaultHandlerMaxPending(maxPending int) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.defaultHandlerMaxPending = &maxPending
+		return f
+	}
+}
+
 // SharedInformerFactory hands out shared informers and runs them. Get informers with For,
 // ForClusterScoped, ForResource or InformerFor, then Start the factory, WaitForCacheSync, and
 // at the end cancel the context and Shutdown:
@@ -152,6 +168,8 @@ type settings struct {
 	informerName *cache.InformerName
 	// watchListClient is the WithWatchListSemanticsOf client, or nil.
 	watchListClient any
+	// defaultHandlerMaxPending is the WithDefaultHandlerMaxPending bound, or nil.
+	defaultHandlerMaxPending *int
 }
 
 // entry is one shared informer, or the promise of one while its first requester builds it.
@@ -170,6 +188,8 @@ type sharedInformerFactory struct {
 	transform        cache.TransformFunc
 	informerName     *cache.InformerName
 	watchListClient  any
+	// defaultHandlerMaxPending is the WithDefaultHandlerMaxPending bound, or nil.
+	defaultHandlerMaxPending *int
 
 	// mu guards informers, order and shuttingDown.
 	mu        sync.Mutex
@@ -267,7 +287,8 @@ func (f *sharedInformerFactory) build(key informerKey, e *entry, build func(sett
 		resync = f.defaultResync
 	}
 	informer = build(settings{namespace: f.namespace, tweak: f.tweakListOptions, resync: resync,
-		informerName: f.informerName, watchListClient: f.watchListClient})
+		informerName: f.informerName, watchListClient: f.watchListClient,
+		defaultHandlerMaxPending: f.defaultHandlerMaxPending})
 	if informer != nil && f.transform != nil {
 		// Only an informer that already runs refuses (it was started outside the factory);
 		// it keeps its own transform.

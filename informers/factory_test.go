@@ -3,6 +3,7 @@ package informers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -443,4 +444,58 @@ func TestShutdownWaitsForInformers(t *testing.T) {
 			t.Fatal("Shutdown did not return after the informer's context ended")
 		}
 	})
+}
+
+// TestDefaultHandlerMaxPending checks in a synctest bubble that the factory's bound reaches
+// its informers' handlers: ten updates of one pod queued behind a blocked handler arrive one
+// by one without a bound, coalesced with one, and a negative bound refuses the handler.
+func TestDefaultHandlerMaxPending(t *testing.T) {
+	cases := []struct {
+		name        string
+		opts        []informers.SharedInformerOption
+		wantUpdates int
+		wantErr     bool
+	}{
+		{name: "no bound", wantUpdates: 10},
+		{name: "bound of one", opts: []informers.SharedInformerOption{informers.WithDefaultHandlerMaxPending(1)}, wantUpdates: 1},
+		{name: "negative", opts: []informers.SharedInformerOption{informers.WithDefaultHandlerMaxPending(-1)}, wantErr: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src, pods := podSource("a/p1")
+				f := informers.NewSharedInformerFactoryWithOptions(0, tc.opts...)
+				podsInformer := informers.For[*v1.Pod](f, pods)
+				release := make(chan struct{})
+				var updates []string
+				_, err := podsInformer.TypedInformer().AddTypedEventHandler(cache.TypedResourceEventHandlerFuncs[*v1.Pod]{
+					AddFunc:    func(*v1.Pod) { <-release },
+					UpdateFunc: func(_, p *v1.Pod) { updates = append(updates, p.Labels["v"]) },
+				})
+				if tc.wantErr {
+					if err == nil {
+						t.Error("a negative bound was accepted")
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				f.StartWithContext(ctx)
+				synctest.Wait() // the handler is blocked in its initial add
+				for i := range 10 {
+					src.Modify(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p1", Labels: map[string]string{"v": fmt.Sprint(i)}}})
+				}
+				synctest.Wait() // every update is queued for the handler
+				close(release)
+				synctest.Wait()
+				cancel()
+				f.Shutdown()
+				if len(updates) != tc.wantUpdates || updates[len(updates)-1] != "9" {
+					t.Errorf("handler saw updates %v, want %d ending with the last", updates, tc.wantUpdates)
+				}
+			})
+		})
+	}
 }

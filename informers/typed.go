@@ -136,9 +136,10 @@ func newInformer[L runtime.Object](client cache.ListWatchClient[L], s settings, 
 	}
 	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, semantics), example,
 		cache.SharedIndexInformerOptions{
-			ResyncPeriod: s.resync,
-			Indexers:     indexers,
-			Identifier:   s.informerName.WithResource(gvr),
+			ResyncPeriod:             s.resync,
+			Indexers:                 indexers,
+			Identifier:               s.informerName.WithResource(gvr),
+			DefaultHandlerMaxPending: s.defaultHandlerMaxPending,
 		})
 }
 
