@@ -194,6 +194,28 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	})
+	t.Run("nil factory", func(t *testing.T) {
+		_, pods := podSource("a/p1")
+		podsInformer := informers.For[*v1.Pod](nil, pods)
+		dynClient, _ := widgetSources()
+		widgetInformer := informers.ForResource(nil, widgets, dynClient)
+		for _, inf := range []cache.SharedIndexInformer{podsInformer.Informer(), widgetInformer.Informer()} {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				inf.RunWithContext(ctx)
+			}()
+			if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
+				t.Error("an informer from a nil factory did not sync when run")
+			}
+			cancel()
+			<-done
+		}
+		if keys, err := podsInformer.Lister().List(labels.Everything()); err != nil || len(keys) != 1 {
+			t.Errorf("lister of an informer from a nil factory: %v, %v", keys, err)
+		}
+	})
 	t.Run("InformerFor without a function", func(t *testing.T) {
 		f := informers.NewSharedInformerFactory(0)
 		if inf := f.InformerFor(&v1.Pod{}, nil); inf != nil {

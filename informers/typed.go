@@ -61,7 +61,9 @@ type GenericInformer interface {
 // with an error saying so (reported to its watch error handler; it never syncs).
 //
 // The first request for T decides how its informer is built; later ones (also through
-// ForClusterScoped or InformerFor with a T) share it and their newClient is not called.
+// ForClusterScoped or InformerFor with a T) share it and their newClient is not called. A nil
+// f gives an informer of its own, with no namespace, tweak or resync, that nothing starts: run
+// it yourself. (The same holds for ForClusterScoped and ForResource.)
 func For[T Object, C cache.ListWatchClient[L], L runtime.Object](f SharedInformerFactory, newClient func(namespace string) C) TypedInformer[T] {
 	return forType[T](f, func(namespace string) cache.ListWatchClient[L] {
 		if newClient == nil {
@@ -85,7 +87,7 @@ func ForClusterScoped[T Object, C cache.ListWatchClient[L], L runtime.Object](f 
 func forType[T Object, L runtime.Object](f SharedInformerFactory, newClient func(string) cache.ListWatchClient[L], indexers cache.Indexers) TypedInformer[T] {
 	example := newObject[T]()
 	gvr := schema.GroupVersionResource{Resource: typeResource(reflect.TypeFor[T]())}
-	informer := f.informerFor(informerKey{objType: reflect.TypeOf(example)}, func(s settings) cache.SharedIndexInformer {
+	informer := informerFor(f, informerKey{objType: reflect.TypeOf(example)}, func(s settings) cache.SharedIndexInformer {
 		if item := itemOf[L](); item != nil && reflect.TypeOf(item) != reflect.TypeOf(example) {
 			err := fmt.Errorf("informers: the client for %T lists %T, whose items are %T", example, *new(L), item)
 			return newInformer[L](failingClient[L]{err}, s, example, gvr, indexers)
@@ -112,7 +114,7 @@ func ForResource[C cache.ListWatchClient[L], L runtime.Object](f SharedInformerF
 	if example == nil {
 		objType = reflect.TypeFor[L]()
 	}
-	informer := f.informerFor(informerKey{objType: objType, gvr: gvr}, func(s settings) cache.SharedIndexInformer {
+	informer := informerFor(f, informerKey{objType: objType, gvr: gvr}, func(s settings) cache.SharedIndexInformer {
 		var client cache.ListWatchClient[L]
 		if newClient != nil {
 			client = newClient(s.namespace)
@@ -120,6 +122,15 @@ func ForResource[C cache.ListWatchClient[L], L runtime.Object](f SharedInformerF
 		return newInformer(client, s, example, gvr, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	})
 	return &genericInformer{informer: informer, resource: gvr.GroupResource()}
+}
+
+// informerFor asks f for the informer of key; a nil f gets one of its own, built with the
+// default settings, that nothing shares or starts.
+func informerFor(f SharedInformerFactory, key informerKey, build func(settings) cache.SharedIndexInformer) cache.SharedIndexInformer {
+	if f == nil {
+		return build(settings{})
+	}
+	return f.informerFor(key, build)
 }
 
 // newInformer builds an informer over client with the factory's settings.
