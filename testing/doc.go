@@ -25,7 +25,11 @@
 //     (CloseWatches), Error events (InjectError) and malformed events (Inject) arrive, and a
 //     RequestHook delays or fails requests;
 //   - observation: Requests, NumWatchers, WaitForWatchers and WaitForRequests let a test wait
-//     for a client instead of sleeping.
+//     for a client instead of sleeping;
+//   - a client: NewClient[L](src) has the List(ctx, options) (L, error) and Watch(ctx, options)
+//     methods of client-go's typed, dynamic and metadata clients, and its Namespace method the
+//     shape of clientset.CoreV1().Pods, so the source can stand in for a cluster in
+//     cache.NewListWatch and the informers package.
 //
 // The source works with any runtime.Object that has metav1.Object metadata. It stores deep
 // copies, and every List and every watch event hands out a fresh deep copy. Lists are
