@@ -221,3 +221,54 @@ func TestFactoryTwoControllers(t *testing.T) {
 		t.Errorf("metadata handler saw %v, want 23 adds (20 initial, 3 new) and 5 deletes", metaEvents)
 	}
 }
+
+// TestNewListWatchClients runs one informer per client kind — typed, dynamic, metadata — on a
+// ListWatch from cache.NewListWatch with a label selector tweak, and checks each against a
+// fresh LIST with the same selector.
+func TestNewListWatchClients(t *testing.T) {
+	ctx := context.Background()
+	core := typedClient(t, conn)
+	dyn := dynamicClient(t, conn)
+	md := metadataClient(t, conn)
+	ns := newNamespace(ctx, t, core)
+	createMany(ctx, t, 30, 4, func(ctx context.Context, i int) error {
+		labels := map[string]string{"half": fmt.Sprint(i % 2)}
+		_, err := core.ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("cm-%02d", i), labels, "v"), metav1.CreateOptions{})
+		return err
+	})
+	selected := metav1.ListOptions{LabelSelector: "half=1"}
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = selected.LabelSelector }
+
+	cases := []struct {
+		name    string
+		lw      cache.ListerWatcher
+		example runtime.Object
+		list    func(context.Context) (runtime.Object, error)
+	}{
+		{"typed", cache.NewListWatch(core.ConfigMaps(ns), tweak), &corev1.ConfigMap{},
+			func(ctx context.Context) (runtime.Object, error) { return core.ConfigMaps(ns).List(ctx, selected) }},
+		{"dynamic", cache.NewListWatch(dyn.Resource(configMapsGVR).Namespace(ns), tweak), &unstructured.Unstructured{},
+			func(ctx context.Context) (runtime.Object, error) {
+				return dyn.Resource(configMapsGVR).Namespace(ns).List(ctx, selected)
+			}},
+		{"metadata", cache.NewListWatch(md.Resource(configMapsGVR).Namespace(ns), tweak), &metav1.PartialObjectMetadata{},
+			func(ctx context.Context) (runtime.Object, error) {
+				return md.Resource(configMapsGVR).Namespace(ns).List(ctx, selected)
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			inf := cache.NewSharedIndexInformer(tc.lw, tc.example, 0, cache.Indexers{})
+			runInformer(ctx, t, inf)
+			for _, obj := range inf.GetStore().List() {
+				if m, _ := meta.Accessor(obj); m.GetLabels()["half"] != "1" {
+					t.Errorf("cached %s, outside the selector", m.GetName())
+				}
+			}
+			if _, err := core.ConfigMaps(ns).Create(ctx, configMap("late-"+tc.name, map[string]string{"half": "1"}, "v"), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitForMatch(ctx, t, inf.GetStore().List, tc.list)
+		})
+	}
+}
