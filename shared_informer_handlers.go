@@ -16,16 +16,43 @@ const minimumResyncPeriod = 1 * time.Second
 
 // AddEventHandler implements SharedInformer.
 func (s *sharedIndexInformer) AddEventHandler(handler ResourceEventHandler) (ResourceEventHandlerRegistration, error) {
-	return s.AddEventHandlerWithOptions(handler, HandlerOptions{})
+	options := HandlerOptions{}
+	helper, warn := handlerLogger(options).WithCallStackHelper()
+	helper()
+	return s.addEventHandler(handler, options, warn)
 }
 
 // AddEventHandlerWithResyncPeriod implements SharedInformer.
 func (s *sharedIndexInformer) AddEventHandlerWithResyncPeriod(handler ResourceEventHandler, resyncPeriod time.Duration) (ResourceEventHandlerRegistration, error) {
-	return s.AddEventHandlerWithOptions(handler, HandlerOptions{ResyncPeriod: &resyncPeriod})
+	options := HandlerOptions{ResyncPeriod: &resyncPeriod}
+	helper, warn := handlerLogger(options).WithCallStackHelper()
+	helper()
+	return s.addEventHandler(handler, options, warn)
 }
 
 // AddEventHandlerWithOptions implements SharedInformer. A nil handler is an error.
 func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHandler, options HandlerOptions) (ResourceEventHandlerRegistration, error) {
+	helper, warn := handlerLogger(options).WithCallStackHelper()
+	helper()
+	return s.addEventHandler(handler, options, warn)
+}
+
+// handlerLogger is the logger a handler registered with options uses: options.Logger, or
+// klog.Background().
+func handlerLogger(options HandlerOptions) klog.Logger {
+	if options.Logger != nil {
+		return *options.Logger
+	}
+	return klog.Background()
+}
+
+// addEventHandler is the body of the three Add methods. warn is the handler's logger as the
+// calling method prepared it for warnings it logs on its caller's behalf (a too-small resync
+// period); addEventHandler marks itself a call-stack helper on it too, so that those lines
+// carry the file and line of the code that added the handler.
+func (s *sharedIndexInformer) addEventHandler(handler ResourceEventHandler, options HandlerOptions, warn klog.Logger) (ResourceEventHandlerRegistration, error) {
+	helper, warn := warn.WithCallStackHelper()
+	helper()
 	if handler == nil {
 		return nil, errors.New("cache: nil event handler")
 	}
@@ -42,22 +69,19 @@ func (s *sharedIndexInformer) AddEventHandlerWithOptions(handler ResourceEventHa
 		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
 	}
 
-	logger := klog.Background()
-	if options.Logger != nil {
-		logger = *options.Logger
-	}
+	logger := handlerLogger(options)
 	resyncPeriod := s.defaultEventHandlerResyncPeriod
 	if options.ResyncPeriod != nil {
 		resyncPeriod = *options.ResyncPeriod
 	}
 	if resyncPeriod > 0 {
 		if resyncPeriod < minimumResyncPeriod {
-			logger.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
+			warn.Info("Warning: resync period is too small. Changing it to the minimum allowed value", "resyncPeriod", resyncPeriod, "minimumResyncPeriod", minimumResyncPeriod)
 			resyncPeriod = minimumResyncPeriod
 		}
 		if resyncPeriod < s.resyncCheckPeriod {
 			if s.started {
-				logger.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
+				warn.Info("Warning: resync period is smaller than resync check period and the informer has already started. Changing it to the resync check period", "resyncPeriod", resyncPeriod, "resyncCheckPeriod", s.resyncCheckPeriod)
 				resyncPeriod = s.resyncCheckPeriod
 			} else {
 				// Check more often, and recompute the other handlers' periods for it.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
@@ -112,8 +113,8 @@ func callSite(...any) string {
 	return fmt.Sprintf("%s:%d", filepath.Base(file), line)
 }
 
-// TestWaitLogsCallerLocation checks that the lines WaitFor and the named cache-sync waits log
-// on behalf of their caller are attributed to the caller's file and line, for loggers that
+// TestWaitLogsCallerLocation checks that the lines WaitFor, the named cache-sync waits and the
+// AddEventHandler methods log on behalf of their caller are attributed to the caller's file and line, for loggers that
 // skip frames by depth (klog) and for loggers that skip marked helpers (testing.T, ktesting).
 func TestWaitLogsCallerLocation(t *testing.T) {
 	doneChecker := newInfTestChecker("ready")
@@ -148,6 +149,18 @@ func TestWaitLogsCallerLocation(t *testing.T) {
 			ctx = klog.NewContext(cancelled, klog.FromContext(ctx))
 			return callSite(WaitForNamedCacheSyncWithContext(ctx, unsynced))
 		}, 2, false},
+		{"AddEventHandlerWithOptions with a too small resync period", func(ctx context.Context) string {
+			inf := infTestNewInformer(infTestSource(), time.Minute)
+			logger := klog.FromContext(ctx)
+			period := time.Millisecond
+			return callSite(inf.AddEventHandlerWithOptions(newInfTestRecorder(), HandlerOptions{Logger: &logger, ResyncPeriod: &period}))
+		}, 1, false},
+		{"AddEventHandlerWithResyncPeriod too small", func(ctx context.Context) string {
+			klog.SetLogger(klog.FromContext(ctx))
+			defer klog.ClearLogger()
+			inf := infTestNewInformer(infTestSource(), time.Minute)
+			return callSite(inf.AddEventHandlerWithResyncPeriod(newInfTestRecorder(), time.Millisecond))
+		}, 1, true},
 		{"WaitForNamedCacheSync", func(ctx context.Context) string {
 			klog.SetLogger(klog.FromContext(ctx))
 			defer klog.ClearLogger()
