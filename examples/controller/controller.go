@@ -44,10 +44,8 @@ type counts struct {
 
 func newController(informer cache.SharedIndexInformer, out *printer) *controller {
 	return &controller{
-		informer: informer,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "widgets"}),
+		informer:   informer,
+		queue:      newQueue(out),
 		out:        out,
 		progress:   make(chan struct{}, 1),
 		reconciled: map[string]string{},
@@ -68,6 +66,10 @@ func (c *controller) handler() cache.ResourceEventHandler {
 				c.out.logf("handler", "add    %s", describe(obj))
 			}
 			c.mu.Unlock()
+			if isInInitialList {
+				c.enqueueLow(obj)
+				return
+			}
 			c.enqueue(obj)
 		},
 		UpdateFunc: func(oldObj, newObj interface{}) {
@@ -77,7 +79,7 @@ func (c *controller) handler() cache.ResourceEventHandler {
 				// A relist (or a resync) re-delivers objects that did not change.
 				c.counts.unchanged++
 				c.mu.Unlock()
-				c.enqueue(newObj)
+				c.enqueueLow(newObj)
 				return
 			}
 			c.counts.updates++

@@ -271,6 +271,13 @@ func (c *core[T]) nextDeadline() (int64, bool) {
 
 // dropWaiting forgets every delayed item (at shutdown).
 func (c *core[T]) dropWaiting() {
+	if len(c.items) == len(c.waiting) && c.running.head == nil {
+		// Only delayed items are queued: drop the map instead of deleting each key.
+		c.items = make(map[T]*entry[T])
+		clear(c.waiting)
+		c.waiting = c.waiting[:0]
+		return
+	}
 	for _, e := range c.waiting {
 		e.heapIndex = -1
 		e.state = stateIdle
