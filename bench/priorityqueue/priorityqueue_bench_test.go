@@ -25,7 +25,9 @@ type pq[K comparable] interface {
 	shutDown()
 }
 
-type kcacheQueue[K comparable] struct{ q priorityqueue.PriorityQueue[K] }
+type kcacheQueue[K comparable] struct {
+	q priorityqueue.PriorityQueue[K]
+}
 
 func (k kcacheQueue[K]) add(key K, p int) {
 	k.q.AddWithOpts(priorityqueue.AddOpts{Priority: &p}, key)

@@ -14,7 +14,6 @@ type agingTracker struct {
 	after int64
 	// tracked maps an aged item to [A, handouts since it aged].
 	tracked  map[int]*[2]int
-	worst    int // largest handouts/(A+1) ratio seen, ×every
 	maxAhead int
 }
 
