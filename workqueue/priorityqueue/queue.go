@@ -255,6 +255,9 @@ func (q *queue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
 		return item, 0, true
 	}
 	now := q.now()
+	// Items whose delay is over are taken in now rather than after the delay goroutine's
+	// wake-up: Get does not wait for the timer's latency.
+	q.core.promote(now)
 	if e := q.core.take(now); e != nil {
 		item, priority = e.key, e.priority
 		q.core.refreshUnfinished(now, false)
