@@ -84,7 +84,7 @@ func TestAgingBound(t *testing.T) {
 			// A backlog of low-priority items, as after a restart; their keys are negative.
 			low := map[int]bool{}
 			for i := range 200 {
-				c.add(-1-i, LowPriority, 0, now)
+				c.add(-1-i, LowPriority, 0, at(now))
 				low[-1-i] = true
 			}
 			var running []int
@@ -92,10 +92,10 @@ func TestAgingBound(t *testing.T) {
 				now++
 				for range tc.addsPerGet {
 					prio := []int{0, 10, 10, 100}[r.Intn(4)]
-					c.add(newKey(), prio, 0, now)
+					c.add(newKey(), prio, 0, at(now))
 				}
 				tr.beforeTake(c, now)
-				e := c.take(now)
+				e := c.take(at(now))
 				if e == nil {
 					t.Fatal("nothing to take under steady load")
 				}
@@ -103,7 +103,7 @@ func TestAgingBound(t *testing.T) {
 				tr.afterTake(e.key)
 				running = append(running, e.key)
 				if len(running) >= tc.inFlight {
-					c.done(running[0], now)
+					c.done(running[0], at(now))
 					running = running[1:]
 				}
 			}
@@ -119,10 +119,10 @@ func TestAgingBound(t *testing.T) {
 // steady load never hands out the low-priority backlog.
 func TestStrictPriorityStarves(t *testing.T) {
 	c := newCore[string](0, 0, nil)
-	c.add("low", LowPriority, 0, 0)
+	c.add("low", LowPriority, 0, at(0))
 	for i := range 10000 {
-		c.add(fmt.Sprint(i), 0, 0, int64(i))
-		if e := c.take(int64(i)); e.key == "low" {
+		c.add(fmt.Sprint(i), 0, 0, at(int64(i)))
+		if e := c.take(at(int64(i))); e.key == "low" {
 			t.Fatalf("low-priority item handed out at %d with aging disabled", i)
 		}
 	}

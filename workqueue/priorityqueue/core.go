@@ -2,8 +2,10 @@ package priorityqueue
 
 // core is the queue's state machine: deduplication, priorities, delays, the aging rule and
 // the set of items being processed. It has no lock, no goroutine and no clock: every method
-// that needs the time takes it as now, in nanoseconds on a monotonic scale chosen by the
-// caller. The concurrent shell (queue.go) wraps it with a mutex, a clock and the waiters.
+// that may need the time takes it as now, an instant that reads the time (in nanoseconds on
+// a monotonic scale chosen by the caller) at most once and only if the operation needs it,
+// because reading a clock is a large part of a queue operation's cost. Tests give fixed
+// instants. The concurrent shell (queue.go) wraps it with a mutex, a clock and the waiters.
 //
 // An item is in exactly one of these places, and may also be processing:
 //   - nowhere (stateIdle): only possible while it is processing;
@@ -114,6 +116,23 @@ func (l *list[T]) remove(e *entry[T]) {
 	*prev, *next = nil, nil
 }
 
+// instant is the time of one operation, read on first use.
+type instant struct {
+	read func() int64
+	t    int64
+	ok   bool
+}
+
+func (n *instant) get() int64 {
+	if !n.ok {
+		n.t, n.ok = n.read(), true
+	}
+	return n.t
+}
+
+// at is a fixed instant.
+func at(t int64) *instant { return &instant{t: t, ok: true} }
+
 func newCore[T comparable](agingEvery int, agingAfter int64, m *queueMetrics) *core[T] {
 	return &core[T]{
 		items:      make(map[T]*entry[T]),
@@ -127,13 +146,13 @@ func newCore[T comparable](agingEvery int, agingAfter int64, m *queueMetrics) *c
 // add enqueues key with priority, ready after delay (ready now if delay <= 0). A queued key
 // keeps the higher of its priorities and the earlier of its ready times; a raised priority
 // puts it at the back of its new level. It reports whether an eligible item was added.
-func (c *core[T]) add(key T, priority int, delay int64, now int64) (eligible bool) {
+func (c *core[T]) add(key T, priority int, delay int64, now *instant) (eligible bool) {
 	e := c.items[key]
 	if e == nil {
 		e = c.newEntry(key, priority)
 		c.items[key] = e
 		if delay > 0 {
-			c.pushWaiting(e, now+delay)
+			c.pushWaiting(e, now.get()+delay)
 			return false
 		}
 		return c.makeReady(e, now)
@@ -143,7 +162,7 @@ func (c *core[T]) add(key T, priority int, delay int64, now int64) (eligible boo
 	case stateIdle: // processing, not queued: queue it again
 		e.priority, e.seq = priority, c.nextSeq()
 		if delay > 0 {
-			c.pushWaiting(e, now+delay)
+			c.pushWaiting(e, now.get()+delay)
 			return false
 		}
 		return c.makeReady(e, now)
@@ -155,8 +174,8 @@ func (c *core[T]) add(key T, priority int, delay int64, now int64) (eligible boo
 			c.removeWaiting(e)
 			return c.makeReady(e, now)
 		}
-		if at := now + delay; at < e.readyAt || raise {
-			e.readyAt = min(e.readyAt, at)
+		if due := now.get() + delay; due < e.readyAt || raise {
+			e.readyAt = min(e.readyAt, due)
 			c.fixWaiting(e)
 		}
 	case stateReady:
@@ -176,7 +195,7 @@ func (c *core[T]) add(key T, priority int, delay int64, now int64) (eligible boo
 }
 
 // makeReady moves e (not in any structure) to ready, or to parked while it is processing.
-func (c *core[T]) makeReady(e *entry[T], now int64) bool {
+func (c *core[T]) makeReady(e *entry[T], now *instant) bool {
 	c.metrics.readyAdded(e.priority)
 	if e.processing {
 		e.state = stateParked
@@ -188,9 +207,9 @@ func (c *core[T]) makeReady(e *entry[T], now int64) bool {
 }
 
 // linkReady makes e eligible: at the back of its level and of the age list.
-func (c *core[T]) linkReady(e *entry[T], now int64) {
+func (c *core[T]) linkReady(e *entry[T], now *instant) {
 	e.state = stateReady
-	e.readyAt = now
+	e.readyAt = now.get()
 	c.linkLevel(e)
 	c.age.pushBack(e)
 	c.nReady++
@@ -199,19 +218,17 @@ func (c *core[T]) linkReady(e *entry[T], now int64) {
 // take hands out the next eligible item, or nil. Normally that is the head of the highest
 // priority level; under the aging rule it is the oldest ready item. The item is processing
 // until done is called for its key.
-func (c *core[T]) take(now int64) *entry[T] {
+func (c *core[T]) take(now *instant) *entry[T] {
 	if c.nReady == 0 {
 		return nil
 	}
 	e := c.levels[0].head
 	if c.agingEvery > 0 {
-		oldest := c.age.head
-		aged := now-oldest.readyAt >= c.agingAfter
-		switch {
-		case aged && (e == oldest || c.sinceAged >= c.agingEvery-1):
-			e = oldest
+		// The time is read only when the rule may apply.
+		if c.sinceAged >= c.agingEvery-1 && now.get()-c.age.head.readyAt >= c.agingAfter {
+			e = c.age.head
 			c.sinceAged = 0
-		case c.sinceAged < c.agingEvery:
+		} else if c.sinceAged < c.agingEvery {
 			c.sinceAged++
 		}
 	}
@@ -220,22 +237,26 @@ func (c *core[T]) take(now int64) *entry[T] {
 	c.nReady--
 	e.state = stateIdle
 	e.processing = true
-	e.startedAt = now
 	c.running.pushBack(e)
-	c.metrics.taken(e.priority, now-e.readyAt)
+	if c.metrics != nil {
+		e.startedAt = now.get()
+		c.metrics.taken(e.priority, e.startedAt-e.readyAt)
+	}
 	return e
 }
 
 // done ends the processing of key. An item queued again meanwhile becomes eligible now; it
 // reports whether that happened. done for a key that is not processing does nothing.
-func (c *core[T]) done(key T, now int64) (eligible bool) {
+func (c *core[T]) done(key T, now *instant) (eligible bool) {
 	e := c.items[key]
 	if e == nil || !e.processing {
 		return false
 	}
 	e.processing = false
 	c.running.remove(e)
-	c.metrics.finished(now - e.startedAt)
+	if c.metrics != nil {
+		c.metrics.finished(now.get() - e.startedAt)
+	}
 	switch e.state {
 	case stateIdle:
 		delete(c.items, key)
@@ -249,9 +270,9 @@ func (c *core[T]) done(key T, now int64) (eligible bool) {
 }
 
 // promote makes every waiting item whose time has come ready, in ready-time order, and
-// returns how many became eligible.
-func (c *core[T]) promote(now int64) (eligible int) {
-	for len(c.waiting) > 0 && c.waiting[0].readyAt <= now {
+// returns how many became eligible. It reads the time only if an item is waiting.
+func (c *core[T]) promote(now *instant) (eligible int) {
+	for len(c.waiting) > 0 && c.waiting[0].readyAt <= now.get() {
 		e := c.waiting[0]
 		c.removeWaiting(e)
 		if c.makeReady(e, now) {

@@ -18,9 +18,9 @@
 // forever (controller-runtime issue #3496). This queue adds one rule (Opts.Aging):
 //
 //	An item is aged once it has been ready for Aging.After (default 10s). When the item that
-//	has been ready longest is aged, it is handed out instead of the priority order's choice
-//	if Aging.Every-1 (default 3) handouts have passed since the oldest aged item was last
-//	handed out.
+//	has been ready longest is aged and at least Aging.Every-1 (default 3) handouts have
+//	passed since this rule last applied, that item is handed out instead of the priority
+//	order's choice.
 //
 // So aged items get at least one of every Every handouts, oldest first, and priorities rule
 // the rest. The bound: an item x that has been ready for Aging.After is handed out within

@@ -38,26 +38,26 @@ func runCoreFuzz(t *testing.T, data []byte) {
 			switch op := in.next(8); op {
 			case 0, 1, 2, 3:
 				key, prio, delay := in.next(8), in.next(4)-1, delays[in.next(len(delays))]
-				c.add(key, prio, delay, now)
+				c.add(key, prio, delay, at(now))
 				m.add(key, prio, delay, now)
 			case 4:
-				e := c.take(now)
+				e := c.take(at(now))
 				k, p, ok := m.take(now)
 				if (e != nil) != ok || (ok && (e.key != k || e.priority != p)) {
 					t.Fatalf("take at %d: core %v, model %d/%d/%v", now, e, k, p, ok)
 				}
 			case 5:
 				key := in.next(8)
-				c.done(key, now)
+				c.done(key, at(now))
 				m.done(key, now)
 			case 6:
 				to := now + int64(in.next(4))
 				for {
-					at, ok := c.nextDeadline()
-					if !ok || at > to {
+					due, ok := c.nextDeadline()
+					if !ok || due > to {
 						break
 					}
-					c.promote(at)
+					c.promote(at(due))
 				}
 				m.advance(to)
 				now = to

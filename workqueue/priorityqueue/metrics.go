@@ -107,9 +107,13 @@ func (m *queueMetrics) retry() {
 
 // refreshUnfinished sets the unfinished-work gauges from the running items, at most once per
 // unfinishedRefresh unless force is set. O(items being processed).
-func (c *core[T]) refreshUnfinished(now int64, force bool) {
+func (c *core[T]) refreshUnfinished(n *instant, force bool) {
 	m := c.metrics
-	if m == nil || (!force && now-m.lastRefresh < unfinishedRefresh) {
+	if m == nil {
+		return
+	}
+	now := n.get()
+	if !force && now-m.lastRefresh < unfinishedRefresh {
 		return
 	}
 	m.lastRefresh = now

@@ -95,7 +95,7 @@ func (r *refQueue) take(now int64) (int, int, bool) {
 	pick := best
 	if r.agingEvery > 0 {
 		aged := now-r.items[oldest].readyAt >= r.agingAfter
-		if aged && (best == oldest || r.sinceAged >= r.agingEvery-1) {
+		if aged && r.sinceAged >= r.agingEvery-1 {
 			pick, r.sinceAged = oldest, 0
 		} else if r.sinceAged < r.agingEvery {
 			r.sinceAged++

@@ -64,6 +64,7 @@ func New[T comparable](name string, opts ...Opt[T]) PriorityQueue[T] {
 		stopCh:      make(chan struct{}),
 	}
 	q.waiterPool.New = func() any { return &waiter[T]{ch: make(chan handout[T], 1)} }
+	q.nowFn = q.now
 	return q
 }
 
@@ -71,6 +72,7 @@ type queue[T comparable] struct {
 	rateLimiter workqueue.TypedRateLimiter[T]
 	clock       clock.Clock
 	base        time.Time
+	nowFn       func() int64 // q.now, bound once
 	log         klog.Logger
 
 	// down is set at the first shutdown; it lets Add return without the lock.
@@ -149,16 +151,16 @@ func (q *queue[T]) AddWithOpts(o AddOpts, items ...T) {
 	if q.shuttingDown {
 		return
 	}
-	now := q.now()
+	now := instant{read: q.nowFn}
 	before, had := q.core.nextDeadline()
 	for i, item := range items {
 		d := o.After
 		if delays != nil {
 			d = delays[i]
 		}
-		q.addLocked(item, priority, d, now)
+		q.addLocked(item, priority, d, &now)
 	}
-	q.afterAddLocked(now, before, had)
+	q.afterAddLocked(&now, before, had)
 }
 
 func (q *queue[T]) addOne(item T, priority int, after time.Duration, rateLimited bool) {
@@ -171,10 +173,10 @@ func (q *queue[T]) addOne(item T, priority int, after time.Duration, rateLimited
 	if q.shuttingDown {
 		return
 	}
-	now := q.now()
+	now := instant{read: q.nowFn}
 	before, had := q.core.nextDeadline()
-	q.addLocked(item, priority, d, now)
-	q.afterAddLocked(now, before, had)
+	q.addLocked(item, priority, d, &now)
+	q.afterAddLocked(&now, before, had)
 }
 
 // delay returns an item's delay; the rate limiter is called without the lock.
@@ -188,7 +190,7 @@ func (q *queue[T]) delay(item T, after time.Duration, rateLimited bool) time.Dur
 	return after
 }
 
-func (q *queue[T]) addLocked(item T, priority int, d time.Duration, now int64) {
+func (q *queue[T]) addLocked(item T, priority int, d time.Duration, now *instant) {
 	if d > 0 {
 		q.core.metrics.retry()
 	}
@@ -197,7 +199,7 @@ func (q *queue[T]) addLocked(item T, priority int, d time.Duration, now int64) {
 
 // afterAddLocked hands new eligible items to waiters and makes sure the delay goroutine runs
 // and knows the earliest deadline.
-func (q *queue[T]) afterAddLocked(now, before int64, had bool) {
+func (q *queue[T]) afterAddLocked(now *instant, before int64, had bool) {
 	q.dispatchLocked(now)
 	next, ok := q.core.nextDeadline()
 	switch {
@@ -215,7 +217,7 @@ func (q *queue[T]) afterAddLocked(now, before int64, had bool) {
 }
 
 // dispatchLocked hands eligible items directly to blocked Gets.
-func (q *queue[T]) dispatchLocked(now int64) {
+func (q *queue[T]) dispatchLocked(now *instant) {
 	for q.whead < len(q.waiters) && q.core.nReady > 0 {
 		e := q.core.take(now)
 		q.popWaiterLocked().ch <- handout[T]{item: e.key, priority: e.priority}
@@ -254,13 +256,13 @@ func (q *queue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
 		q.mu.Unlock()
 		return item, 0, true
 	}
-	now := q.now()
+	now := instant{read: q.nowFn}
 	// Items whose delay is over are taken in now rather than after the delay goroutine's
 	// wake-up: Get does not wait for the timer's latency.
-	q.core.promote(now)
-	if e := q.core.take(now); e != nil {
+	q.core.promote(&now)
+	if e := q.core.take(&now); e != nil {
 		item, priority = e.key, e.priority
-		q.core.refreshUnfinished(now, false)
+		q.core.refreshUnfinished(&now, false)
 		q.mu.Unlock()
 		return item, priority, false
 	}
@@ -281,11 +283,11 @@ func (q *queue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
 func (q *queue[T]) Done(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := q.now()
-	if q.core.done(item, now) && !q.stopped {
-		q.dispatchLocked(now)
+	now := instant{read: q.nowFn}
+	if q.core.done(item, &now) && !q.stopped {
+		q.dispatchLocked(&now)
 	}
-	q.core.refreshUnfinished(now, false)
+	q.core.refreshUnfinished(&now, false)
 	if q.shuttingDown {
 		q.checkDrainedLocked()
 	}
@@ -391,9 +393,9 @@ func (q *queue[T]) delayLoop() {
 			q.mu.Unlock()
 			return
 		}
-		now := q.now()
-		if q.core.promote(now) > 0 {
-			q.dispatchLocked(now)
+		now := instant{read: q.nowFn}
+		if q.core.promote(&now) > 0 {
+			q.dispatchLocked(&now)
 		}
 		next, ok := q.core.nextDeadline()
 		if !ok {
@@ -402,7 +404,7 @@ func (q *queue[T]) delayLoop() {
 			return
 		}
 		q.mu.Unlock()
-		d := time.Duration(next - now)
+		d := time.Duration(next - now.get())
 		if t == nil {
 			t = q.clock.NewTimer(d)
 		} else {
