@@ -51,11 +51,9 @@ type counts struct {
 
 func newController(informer cache.TypedSharedIndexInformer[*Widget], out *printer) *controller {
 	return &controller{
-		informer: informer,
-		lister:   listers.New[*Widget](informer.GetIndexer(), widgetsResource),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
-			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: "widgets"}),
+		informer:   informer,
+		lister:     listers.New[*Widget](informer.GetIndexer(), widgetsResource),
+		queue:      newQueue(out),
 		out:        out,
 		progress:   make(chan struct{}, 1),
 		reconciled: map[string]string{},
@@ -78,6 +76,10 @@ func (c *controller) handler() cache.TypedResourceEventHandler[*Widget] {
 				c.out.logf("handler", "add    %s", describe(w))
 			}
 			c.mu.Unlock()
+			if isInInitialList {
+				c.enqueueLow(cache.MetaObjectToName(w))
+				return
+			}
 			c.queue.Add(cache.MetaObjectToName(w))
 		},
 		UpdateFunc: func(older, newer *Widget) {
@@ -86,7 +88,7 @@ func (c *controller) handler() cache.TypedResourceEventHandler[*Widget] {
 				// A relist (or a resync) re-delivers objects that did not change.
 				c.counts.unchanged++
 				c.mu.Unlock()
-				c.queue.Add(cache.MetaObjectToName(newer))
+				c.enqueueLow(cache.MetaObjectToName(newer))
 				return
 			}
 			c.counts.updates++

@@ -66,6 +66,16 @@ func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, wi
 		return nil, fmt.Errorf("caches did not sync: %w", context.Cause(runCtx))
 	}
 	out.logf("informer", "synced: %d widgets in the cache, handler has seen them all", len(informer.GetStore().List()))
+	if err := ctrl.restartDemo(runCtx, func() int {
+		n := 0
+		for i := 1; i <= 2 && i < widgets; i++ {
+			src.Modify(newWidget(namespaces[i%len(namespaces)], fmt.Sprintf("widget-%02d", i), 99))
+			n++
+		}
+		return n
+	}); err != nil {
+		return nil, err
+	}
 
 	want := func() map[string]string { return sourceState(src) }
 	steps := []struct {

@@ -1,0 +1,44 @@
+// Package priorityqueue is a rate-limited work queue that hands out items by priority. It has
+// the surface of controller-runtime's pkg/controller/priorityqueue (PriorityQueue, AddOpts,
+// New, Opt), so code moves over by changing an import, and it plugs into client-go style
+// code as a workqueue.TypedRateLimitingInterface.
+//
+// # Order
+//
+// Ready items are handed out highest priority first, FIFO within a priority. Adding an item
+// that is already queued keeps the higher of the two priorities and the earlier of the two
+// ready times; a raised priority puts the item at the back of its new priority. An item
+// that becomes ready after a delay joins the back of its priority when it becomes ready.
+// An item added while it is being processed is handed out again only after Done, and joins
+// the back of its priority then (as the plain workqueue re-queues it at Done).
+//
+// # Aging: no ready item starves
+//
+// Strict priority lets a steady stream of high-priority items hold back a low-priority one
+// forever (controller-runtime issue #3496). This queue adds one rule (Opts.Aging):
+//
+//	An item is aged once it has been ready for Aging.After (default 10s). When the item that
+//	has been ready longest is aged and at least Aging.Every-1 (default 3) handouts have
+//	passed since this rule last applied, that item is handed out instead of the priority
+//	order's choice.
+//
+// So aged items get at least one of every Every handouts, oldest first, and priorities rule
+// the rest. The bound: an item x that has been ready for Aging.After is handed out within
+// Every×(A+1) handouts, where A is the number of items that became ready before x and are
+// still queued at that moment (A < Len()). The items ahead of x can only leave, and each run
+// of Every handouts hands out x or one of them. In time: x waits at most
+// After + Every×(A+1)/r, where r is the rate at which workers take items. Aging.Disabled
+// restores strict priority.
+//
+// # Goroutines, shutdown and metrics
+//
+// New starts no goroutine. While items are delayed (AddAfter, AddRateLimited), one goroutine
+// sleeps until the earliest is due; it exits when none is left. Blocked Gets are handed
+// items directly, without a relay goroutine. ShutDown wakes every blocked Get;
+// ShutDownWithDrain waits for the items being processed, as the plain workqueue does.
+//
+// A named queue records the workqueue metrics through Opts.MetricProvider: depth counts the
+// ready items (by priority if the provider implements MetricsProviderWithPriority); adds
+// counts items becoming ready. Without a goroutine of its own, the queue refreshes the
+// unfinished-work and longest-running gauges on Get and Done, at most every 500ms.
+package priorityqueue

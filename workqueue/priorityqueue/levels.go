@@ -1,0 +1,156 @@
+package priorityqueue
+
+// The ready items of one priority form a FIFO list; levels holds the non-empty lists in
+// descending priority. Controllers use a handful of priorities, so a sorted slice beats a
+// tree: finding a level is a binary search over a few elements, and the next item to hand
+// out is always levels[0].head.
+
+// linkLevel appends e to the list of its priority, creating the level if needed. O(log L)
+// for L distinct priorities present, plus O(L) to insert a new level.
+func (c *core[T]) linkLevel(e *entry[T]) {
+	i, found := c.findLevel(e.priority)
+	var l *level[T]
+	if found {
+		l = c.levels[i]
+	} else {
+		l = c.newLevel(e.priority)
+		c.levels = append(c.levels, nil)
+		copy(c.levels[i+1:], c.levels[i:])
+		c.levels[i] = l
+	}
+	e.level = l
+	e.prev, e.next = l.tail, nil
+	if l.tail == nil {
+		l.head = e
+	} else {
+		l.tail.next = e
+	}
+	l.tail = e
+}
+
+// unlinkLevel removes e from its level, dropping the level when it becomes empty.
+func (c *core[T]) unlinkLevel(e *entry[T]) {
+	l := e.level
+	if e.prev == nil {
+		l.head = e.next
+	} else {
+		e.prev.next = e.next
+	}
+	if e.next == nil {
+		l.tail = e.prev
+	} else {
+		e.next.prev = e.prev
+	}
+	e.prev, e.next, e.level = nil, nil, nil
+	if l.head == nil {
+		i, _ := c.findLevel(l.priority)
+		copy(c.levels[i:], c.levels[i+1:])
+		c.levels[len(c.levels)-1] = nil
+		c.levels = c.levels[:len(c.levels)-1]
+		if len(c.freeLevels) < maxFree {
+			c.freeLevels = append(c.freeLevels, l)
+		}
+	}
+}
+
+// findLevel returns the index of priority in levels, or where it would be inserted.
+func (c *core[T]) findLevel(priority int) (int, bool) {
+	lo, hi := 0, len(c.levels)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.levels[m].priority > priority {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(c.levels) && c.levels[lo].priority == priority
+}
+
+func (c *core[T]) newLevel(priority int) *level[T] {
+	if n := len(c.freeLevels); n > 0 {
+		l := c.freeLevels[n-1]
+		c.freeLevels = c.freeLevels[:n-1]
+		l.priority = priority
+		return l
+	}
+	return &level[T]{priority: priority}
+}
+
+// The waiting items form a binary min-heap on (readyAt, seq), each entry knowing its index so
+// that a re-add with an earlier time or a removal is O(log n).
+
+func waitingLess[T comparable](a, b *entry[T]) bool {
+	if a.readyAt != b.readyAt {
+		return a.readyAt < b.readyAt
+	}
+	return a.seq < b.seq
+}
+
+func (c *core[T]) pushWaiting(e *entry[T], at int64) {
+	e.state = stateWaiting
+	e.readyAt = at
+	e.heapIndex = len(c.waiting)
+	c.waiting = append(c.waiting, e)
+	c.up(e.heapIndex)
+}
+
+func (c *core[T]) removeWaiting(e *entry[T]) {
+	i := e.heapIndex
+	last := len(c.waiting) - 1
+	if i != last {
+		c.swap(i, last)
+	}
+	c.waiting[last] = nil
+	c.waiting = c.waiting[:last]
+	if i != last {
+		c.fix(i)
+	}
+	e.heapIndex = -1
+	e.state = stateIdle
+}
+
+func (c *core[T]) fixWaiting(e *entry[T]) { c.fix(e.heapIndex) }
+
+func (c *core[T]) fix(i int) {
+	if !c.down(i) {
+		c.up(i)
+	}
+}
+
+func (c *core[T]) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !waitingLess(c.waiting[i], c.waiting[p]) {
+			return
+		}
+		c.swap(i, p)
+		i = p
+	}
+}
+
+func (c *core[T]) down(i int) bool {
+	start, n := i, len(c.waiting)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && waitingLess(c.waiting[r], c.waiting[l]) {
+			m = r
+		}
+		if !waitingLess(c.waiting[m], c.waiting[i]) {
+			break
+		}
+		c.swap(i, m)
+		i = m
+	}
+	return i > start
+}
+
+func (c *core[T]) swap(i, j int) {
+	c.waiting[i], c.waiting[j] = c.waiting[j], c.waiting[i]
+	c.waiting[i].heapIndex = i
+	c.waiting[j].heapIndex = j
+}

@@ -1,0 +1,288 @@
+package priorityqueue
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kcache/cache/workqueue"
+)
+
+func prio(p int) *int { return &p }
+
+// drain takes every eligible item without blocking (Len counts them all here).
+func drain(t *testing.T, q PriorityQueue[string]) []string {
+	t.Helper()
+	var got []string
+	for q.Len() > 0 {
+		item, p, shutdown := q.GetWithPriority()
+		if shutdown {
+			t.Fatal("unexpected shutdown")
+		}
+		got = append(got, item+"@"+itoa(p))
+		q.Done(item)
+	}
+	return got
+}
+
+func itoa(i int) string {
+	if i < 0 {
+		return "-" + itoa(-i)
+	}
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+func TestOrder(t *testing.T) {
+	type add struct {
+		key   string
+		prio  int
+		after time.Duration
+	}
+	cases := []struct {
+		name string
+		adds []add
+		wait time.Duration
+		want []string
+	}{
+		{"priority first, FIFO within", []add{{"a", 0, 0}, {"b", 1, 0}, {"c", 0, 0}, {"d", 1, 0}, {"e", -1, 0}},
+			0, []string{"b@1", "d@1", "a@0", "c@0", "e@-1"}},
+		{"re-add keeps the higher priority", []add{{"a", 5, 0}, {"b", 1, 0}, {"a", 0, 0}},
+			0, []string{"a@5", "b@1"}},
+		{"raised priority goes to the back of its level", []add{{"a", 1, 0}, {"b", 0, 0}, {"c", 1, 0}, {"b", 1, 0}},
+			0, []string{"a@1", "c@1", "b@1"}},
+		{"re-add keeps the earlier ready time", []add{{"a", 0, time.Hour}, {"a", 0, time.Second}, {"b", 0, 2 * time.Second}},
+			2 * time.Second, []string{"a@0", "b@0"}},
+		{"a later re-add does not delay", []add{{"a", 0, time.Second}, {"a", 0, time.Hour}},
+			time.Second, []string{"a@0"}},
+		{"an immediate re-add makes a delayed item ready", []add{{"a", 0, time.Hour}, {"a", 0, 0}},
+			0, []string{"a@0"}},
+		{"delayed items join the back when ready", []add{{"a", 0, time.Second}, {"b", 0, 0}},
+			time.Second, []string{"b@0", "a@0"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := New[string]("")
+				defer q.ShutDown()
+				for _, a := range tc.adds {
+					q.AddWithOpts(AddOpts{After: a.after, Priority: prio(a.prio)}, a.key)
+				}
+				time.Sleep(tc.wait) // synctest: advances the bubble's clock
+				synctest.Wait()
+				got := drain(t, q)
+				if len(got) != len(tc.want) {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+				for i := range got {
+					if got[i] != tc.want[i] {
+						t.Fatalf("got %v, want %v", got, tc.want)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestReAddWhileProcessing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[string]("")
+		defer q.ShutDown()
+		q.Add("a")
+		q.Add("b")
+		item, _ := q.Get()
+		q.AddWithOpts(AddOpts{Priority: prio(9)}, item) // "a" again, while processing
+		if n := q.Len(); n != 2 {
+			t.Fatalf("Len = %d, want 2 (b and the re-added a)", n)
+		}
+		if got, _ := q.Get(); got != "b" {
+			t.Fatalf("got %q while a is processing, want b", got)
+		}
+		got := make(chan string)
+		go func() { item, _ := q.Get(); got <- item }()
+		synctest.Wait()
+		select {
+		case item := <-got:
+			t.Fatalf("a second worker got %q before Done(a)", item)
+		default:
+		}
+		q.Done("a")
+		if item := <-got; item != "a" {
+			t.Fatalf("after Done got %q, want a", item)
+		}
+	})
+}
+
+func TestShutDownWakesEveryWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[int]("")
+		var wg sync.WaitGroup
+		results := make(chan bool, 8)
+		for range 8 {
+			wg.Go(func() { _, shutdown := q.Get(); results <- shutdown })
+		}
+		synctest.Wait()
+		q.ShutDown()
+		wg.Wait()
+		close(results)
+		for shutdown := range results {
+			if !shutdown {
+				t.Fatal("a waiter got an item from an empty queue")
+			}
+		}
+	})
+}
+
+func TestShutDownWithDrain(t *testing.T) {
+	cases := []struct {
+		name     string
+		thenHard bool // a ShutDown during the drain ends it
+	}{
+		{"waits for Done", false},
+		{"ShutDown ends the wait", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := New[string]("")
+				q.Add("a")
+				q.Add("b")
+				q.AddAfter("later", time.Second)
+				a, _ := q.Get()
+				drained := make(chan struct{})
+				go func() { q.ShutDownWithDrain(); close(drained) }()
+				synctest.Wait()
+				q.Add("ignored")
+				if tc.thenHard {
+					q.ShutDown()
+					<-drained
+					if _, shutdown := q.Get(); !shutdown {
+						t.Fatal("Get after ShutDown handed out an item")
+					}
+					return
+				}
+				// Ready items are still handed out while draining; delayed ones are dropped.
+				b, shutdown := q.Get()
+				if shutdown || b != "b" {
+					t.Fatalf("Get while draining = %q, %v; want b", b, shutdown)
+				}
+				q.Done(a)
+				synctest.Wait()
+				select {
+				case <-drained:
+					t.Fatal("ShutDownWithDrain returned while b is processing")
+				default:
+				}
+				q.Done(b)
+				<-drained
+				if item, shutdown := q.Get(); !shutdown {
+					t.Fatalf("Get after the drain = %q, want shutdown", item)
+				}
+			})
+		})
+	}
+}
+
+func TestBadUse(t *testing.T) {
+	cases := []struct {
+		name string
+		do   func(q PriorityQueue[string])
+	}{
+		{"Done of an item never handed out", func(q PriorityQueue[string]) { q.Done("x") }},
+		{"Done twice", func(q PriorityQueue[string]) {
+			q.Add("x")
+			item, _ := q.Get()
+			q.Done(item)
+			q.Done(item)
+		}},
+		{"AddWithOpts without items", func(q PriorityQueue[string]) { q.AddWithOpts(AddOpts{Priority: prio(1)}) }},
+		{"calls after ShutDown", func(q PriorityQueue[string]) {
+			q.ShutDown()
+			q.Add("x")
+			q.AddAfter("y", time.Second)
+			q.AddRateLimited("z")
+			q.AddWithOpts(AddOpts{}, "a", "b")
+			if _, shutdown := q.Get(); !shutdown {
+				panic("Get after ShutDown did not report shutdown")
+			}
+			q.Done("x")
+			q.ShutDown()
+			q.ShutDownWithDrain()
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := New[string]("", nil) // a nil Opt is ignored
+				defer q.ShutDown()
+				tc.do(q)
+				if q.Len() != 0 {
+					t.Fatalf("Len = %d after %s", q.Len(), tc.name)
+				}
+			})
+		})
+	}
+}
+
+// TestDelayGoroutine checks the goroutine budget: none while no item is delayed, one while
+// some are, gone once they are ready.
+func TestDelayGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New[string]("").(*queue[string])
+		defer q.ShutDown()
+		running := func() bool {
+			synctest.Wait()
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return q.timerRunning
+		}
+		q.Add("now")
+		if running() {
+			t.Fatal("a goroutine runs without delayed items")
+		}
+		q.AddAfter("a", time.Minute)
+		q.AddAfter("b", time.Second) // an earlier deadline wakes the same goroutine
+		if !running() {
+			t.Fatal("no goroutine waits for the delayed items")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if q.Len() != 2 {
+			t.Fatalf("Len = %d after 1s, want 2", q.Len())
+		}
+		time.Sleep(time.Minute)
+		if running() || q.Len() != 3 {
+			t.Fatalf("after the last deadline: goroutine %v, Len %d", running(), q.Len())
+		}
+	})
+}
+
+// TestFakeClock drives delays with an injected fake clock instead of synctest.
+func TestFakeClock(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	q := New("", WithClock[string](fc), WithRateLimiter[string](workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute)))
+	defer q.ShutDown()
+	q.AddRateLimited("a")
+	if q.NumRequeues("a") != 1 {
+		t.Fatalf("NumRequeues = %d, want 1", q.NumRequeues("a"))
+	}
+	got := make(chan string)
+	go func() { item, _ := q.Get(); got <- item }()
+	for !fc.HasWaiters() {
+		runtime.Gosched() // the delay goroutine arms its timer
+	}
+	fc.Step(time.Second)
+	if item := <-got; item != "a" {
+		t.Fatalf("got %q, want a", item)
+	}
+	q.Forget("a")
+	if q.NumRequeues("a") != 0 {
+		t.Fatal("Forget did not reset the rate limiter")
+	}
+}
