@@ -166,6 +166,9 @@ func newInformer(clientState Store, options InformerOptions, keyFunc KeyFunc) Co
 //     UnlockWhileProcessingFIFO is on, and has no KnownObjects; without, clientState is its
 //     KnownObjects.
 //   - otherwise: a DeltaFIFO named "DeltaFIFO <type>" over clientState, emitting Replaced.
+//
+// Either way the queue dedups relists against clientState (see relistDeduper): an object a
+// relist brings with the resourceVersion clientState holds is replaced by the cached object.
 func newQueueFIFO(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, identifier InformerNameAndResource, metricsProvider InformerMetricsProvider) (klog.Logger, Queue) {
 	if !features.Enabled(features.InOrderInformers) {
 		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{
@@ -175,6 +178,7 @@ func newQueueFIFO(logger klog.Logger, objectType any, clientState Store, transfo
 			EmitDeltaTypeReplaced: true,
 			Transformer:           transform,
 		})
+		f.setRelistStore(clientState)
 		return f.logger, f
 	}
 	options := RealFIFOOptions{
@@ -193,5 +197,6 @@ func newQueueFIFO(logger klog.Logger, objectType any, clientState Store, transfo
 		options.KnownObjects = clientState
 	}
 	f := NewRealFIFOWithOptions(options)
+	f.setRelistStore(clientState)
 	return f.logger, f
 }
