@@ -58,6 +58,14 @@ type InformerOptions struct {
 // The queue between the source and the store is a RealFIFO, configured like a shared
 // informer's by the AtomicFIFO and UnlockWhileProcessingFIFO feature gates (or a DeltaFIFO if
 // the InOrderInformers gate is turned off in tests).
+//
+// Relists (kcache behaviour, same notifications as client-go): an object that a relist brings
+// with the resourceVersion the store already holds is not stored again — the store keeps the
+// object it has, the freshly listed copy is dropped as soon as it arrives, and Transform does not
+// run on it again — so a relist holds the cache plus the objects that changed plus the page in
+// flight, never a second copy of the cache. Handlers still get OnUpdate for every listed object
+// and a DeletedFinalStateUnknown for every vanished one; for an unchanged object OnUpdate's old
+// and new are the same object. A shared informer behaves the same way.
 func NewInformerWithOptions(options InformerOptions) (Store, Controller) {
 	var clientState Store
 	metrics := WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)
