@@ -501,3 +501,58 @@ func TestRelistItemsDetachFromPage(t *testing.T) {
 		t.Errorf("a list of RawExtensions holds its objects outside the slice")
 	}
 }
+
+// TestWatchListBufferDedups feeds a watch-list buffer whose informer has some objects cached:
+// an event with the cached resourceVersion buffers the cached object, untransformed; a later
+// event for the same key with another resourceVersion replaces it (transformed); a deletion
+// drops it.
+func TestWatchListBufferDedups(t *testing.T) {
+	cm := func(name, rv string) *v1.ConfigMap {
+		c := ctrlTestCM(name, rv)
+		c.ResourceVersion = rv
+		return c
+	}
+	indexer := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{})
+	cachedA, cachedB, cachedC := cm("a", "1"), cm("b", "1"), cm("c", "1")
+	for _, o := range []*v1.ConfigMap{cachedA, cachedB, cachedC} {
+		if err := indexer.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, fifo := newQueueFIFO(klog.Background(), &v1.ConfigMap{}, indexer, nil, InformerNameAndResource{}, nil)
+	var transformed []string
+	b := newWatchListBuffer(func(obj interface{}) (interface{}, error) {
+		transformed = append(transformed, obj.(*v1.ConfigMap).Name)
+		return obj, nil
+	})
+	b.dedup = fifo.(relistDeduper)
+	for _, err := range []error{
+		b.Add(cm("a", "1")),    // unchanged: the cached a
+		b.Add(cm("b", "1")),    // unchanged: the cached b ...
+		b.Update(cm("b", "2")), // ... then modified
+		b.Add(cm("c", "1")),    // unchanged, then deleted
+		b.Delete(cm("c", "1")),
+		b.Add(cm("d", "1")), // not cached
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs, cached := b.list()
+	var got []string
+	for i, o := range objs {
+		got = append(got, fmt.Sprintf("%s@%s cached=%v", o.(*v1.ConfigMap).Name, o.(*v1.ConfigMap).ResourceVersion, cached[i]))
+	}
+	if want := []string{"a@1 cached=true", "b@2 cached=false", "d@1 cached=false"}; !slices.Equal(got, want) {
+		t.Errorf("buffered %q, want %q", got, want)
+	}
+	if !sameObject(objs[0], cachedA) {
+		t.Errorf("a is not the cached object")
+	}
+	if b.unchanged != 1 {
+		t.Errorf("unchanged = %d, want 1", b.unchanged)
+	}
+	if want := []string{"b", "d"}; !slices.Equal(transformed, want) {
+		t.Errorf("transformed %q, want %q (cached objects are not transformed)", transformed, want)
+	}
+}
