@@ -4,7 +4,9 @@ package cache
 // maps each key to its slot. The object's cached index values are valsAt(i): one list per index,
 // stored flat in vals with a fixed stride (the number of indices), so they cost no allocation
 // of their own and an update overwrites them in place. indices[j] is the index at position j of
-// the store's indexerSet. A nil object has no values (all its lists are nil).
+// the store's indexerSet; it maps values to slots, so remove, which moves the last slot into the
+// freed one, moves that object's index entries too. A nil object has no values (all its lists
+// are nil).
 type storeState struct {
 	slots   map[string]int
 	keys    []string
@@ -38,7 +40,7 @@ func (s *storeState) valsAt(slot int) [][]string {
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	if slot, ok := s.slots[key]; ok {
 		old := s.valsAt(slot)
-		moveIndexEntries(s.indices, key, old, vals)
+		moveIndexEntries(s.indices, slot, old, vals)
 		s.objs[slot] = obj
 		if vals == nil {
 			clear(old)
@@ -50,7 +52,8 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	if len(s.keys) == cap(s.keys) {
 		s.grow()
 	}
-	s.slots[key] = len(s.keys)
+	slot := len(s.keys)
+	s.slots[key] = slot
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
 	if vals == nil {
@@ -58,7 +61,7 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	} else {
 		s.vals = append(s.vals, vals...)
 	}
-	moveIndexEntries(s.indices, key, nil, vals)
+	moveIndexEntries(s.indices, slot, nil, vals)
 }
 
 // grow doubles the capacity of the slot slices. append alone grows large slices by only 1.25x,
@@ -77,10 +80,11 @@ func (s *storeState) remove(key string) {
 	if !ok {
 		return
 	}
-	moveIndexEntries(s.indices, key, s.valsAt(slot), nil)
+	moveIndexEntries(s.indices, slot, s.valsAt(slot), nil)
 	delete(s.slots, key)
 	last := len(s.keys) - 1
 	if slot != last {
+		moveSlot(s.indices, last, slot, s.valsAt(last))
 		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
 		copy(s.valsAt(slot), s.valsAt(last))
 		s.slots[s.keys[slot]] = slot
@@ -144,7 +148,7 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 		}
 		for i, vs := range vals {
 			for _, v := range vs {
-				s.indices[i].insert(v, key)
+				s.indices[i].insert(v, slot)
 			}
 		}
 	}
