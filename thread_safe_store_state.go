@@ -36,8 +36,10 @@ func (s *storeState) valsAt(slot int) [][]string {
 }
 
 // put stores obj with its index values under key, moving the key's index entries. vals has
-// one list per index, or is nil for an object indexed under nothing; it is copied, never kept.
+// one list per index, or is nil for an object indexed under nothing; its elements may be
+// replaced by shared lists (see intern), and it is copied, never kept.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
+	s.intern(vals)
 	if slot, ok := s.slots[key]; ok {
 		old := s.valsAt(slot)
 		moveIndexEntries(s.indices, slot, old, vals)
@@ -62,6 +64,25 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 		s.vals = append(s.vals, vals...)
 	}
 	moveIndexEntries(s.indices, slot, nil, vals)
+}
+
+// intern replaces every single-value list of vals whose value some stored object already has
+// by that object's cached list, so that objects sharing a value (a namespace, a node) share
+// one list instead of keeping a 16-byte array each — the common case, as most index functions
+// return one value. Cached lists are never written to, so sharing them is safe.
+func (s *storeState) intern(vals [][]string) {
+	k := len(s.indices)
+	for i, vs := range vals {
+		if len(vs) != 1 {
+			continue
+		}
+		for slot := range s.indices[i][vs[0]] {
+			if shared := s.vals[int(slot)*k+i]; len(shared) == 1 && shared[0] == vs[0] {
+				vals[i] = shared
+			}
+			break
+		}
+	}
 }
 
 // grow doubles the capacity of the slot slices. append alone grows large slices by only 1.25x,
@@ -146,6 +167,7 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 			errs = append(errs, err)
 			continue
 		}
+		s.intern(vals)
 		for i, vs := range vals {
 			for _, v := range vs {
 				s.indices[i].insert(v, slot)
