@@ -84,7 +84,25 @@ func processDeltas(
 // missing object, followed by OnUpdate(old, new) or OnAdd(new, isInInitialList) for every
 // listed object, in list order. Handlers thus never see an event the store does not reflect
 // yet.
+//
+// When clientState is this package's Store or Indexer, the relist is applied as the
+// difference it makes (see cache.applyRelist): the store's write lock is held only for the
+// objects that changed, and a listed object that is the very object already stored (an
+// informer's Reflector puts the cached object in the list when the resourceVersion is
+// unchanged, see relistDeduper) is not written at all. Its notification is then OnUpdate(obj,
+// obj): old and new are the same object — the state the handler saw before, at the same
+// resourceVersion, just as client-go's old and new copies would be equal.
 func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
+	if applier, ok := clientState.(relistApplier); ok {
+		diff, applied, err := applier.applyRelist(info.Objects, info.ResourceVersion)
+		if err != nil {
+			return err
+		}
+		if applied {
+			notifyRelist(handler, info.Objects, diff, isInInitialList)
+			return nil
+		}
+	}
 	keys, newKeys, err := replacementKeys(info.Objects, keyFunc)
 	if err != nil {
 		return err
@@ -115,6 +133,28 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 		}
 	}
 	return nil
+}
+
+// notifyRelist tells handler about a relist of objs that clientState applied as diff: the
+// deletions first, then every listed object in list order.
+func notifyRelist(handler ResourceEventHandler, objs []interface{}, diff *relistDiff, isInInitialList bool) {
+	for _, tombstone := range diff.deletions {
+		handler.OnDelete(tombstone)
+	}
+	changes := diff.changes
+	for i, obj := range objs {
+		if len(changes) == 0 || changes[0].pos != i {
+			handler.OnUpdate(obj, obj) // unchanged: the stored object itself
+			continue
+		}
+		ch := changes[0]
+		changes = changes[1:]
+		if ch.existed {
+			handler.OnUpdate(ch.old, obj)
+		} else {
+			handler.OnAdd(obj, isInInitialList)
+		}
+	}
 }
 
 // batchEvent is a handler call that processDeltasInBatch makes once the batch is stored.

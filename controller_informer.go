@@ -58,6 +58,14 @@ type InformerOptions struct {
 // The queue between the source and the store is a RealFIFO, configured like a shared
 // informer's by the AtomicFIFO and UnlockWhileProcessingFIFO feature gates (or a DeltaFIFO if
 // the InOrderInformers gate is turned off in tests).
+//
+// Relists (kcache behaviour, same notifications as client-go): an object that a relist brings
+// with the resourceVersion the store already holds is not stored again — the store keeps the
+// object it has, the freshly listed copy is dropped as soon as it arrives, and Transform does not
+// run on it again — so a relist holds the cache plus the objects that changed plus the page in
+// flight, never a second copy of the cache. Handlers still get OnUpdate for every listed object
+// and a DeletedFinalStateUnknown for every vanished one; for an unchanged object OnUpdate's old
+// and new are the same object. A shared informer behaves the same way.
 func NewInformerWithOptions(options InformerOptions) (Store, Controller) {
 	var clientState Store
 	metrics := WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)
@@ -166,6 +174,9 @@ func newInformer(clientState Store, options InformerOptions, keyFunc KeyFunc) Co
 //     UnlockWhileProcessingFIFO is on, and has no KnownObjects; without, clientState is its
 //     KnownObjects.
 //   - otherwise: a DeltaFIFO named "DeltaFIFO <type>" over clientState, emitting Replaced.
+//
+// Either way the queue dedups relists against clientState (see relistDeduper): an object a
+// relist brings with the resourceVersion clientState holds is replaced by the cached object.
 func newQueueFIFO(logger klog.Logger, objectType any, clientState Store, transform TransformFunc, identifier InformerNameAndResource, metricsProvider InformerMetricsProvider) (klog.Logger, Queue) {
 	if !features.Enabled(features.InOrderInformers) {
 		f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{
@@ -175,6 +186,7 @@ func newQueueFIFO(logger klog.Logger, objectType any, clientState Store, transfo
 			EmitDeltaTypeReplaced: true,
 			Transformer:           transform,
 		})
+		f.setRelistStore(clientState)
 		return f.logger, f
 	}
 	options := RealFIFOOptions{
@@ -193,5 +205,6 @@ func newQueueFIFO(logger klog.Logger, objectType any, clientState Store, transfo
 		options.KnownObjects = clientState
 	}
 	f := NewRealFIFOWithOptions(options)
+	f.setRelistStore(clientState)
 	return f.logger, f
 }

@@ -67,6 +67,8 @@ type DeltaFIFO struct {
 	keyFunc      KeyFunc
 	knownObjects KeyListerGetter
 	transformer  TransformFunc
+	// relistStore, when set (by newQueueFIFO), is the informer's store: see relistDeduper.
+	relistStore KeyGetter
 	// emitDeltaTypeReplaced makes Replace queue Replaced rather than Sync deltas.
 	emitDeltaTypeReplaced bool
 	// clock times process calls for the slow-processing log.
@@ -387,18 +389,19 @@ func (f *DeltaFIFO) countInitialProcessedLocked(n int) {
 // which it transformed while buffering them, without a second transform (client-go transforms
 // them twice, reference §4.5).
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
-	return f.replace(list, true)
+	return f.replace(list, true, nil)
 }
 
 // replaceTransformed is Replace for objects the transformer already ran on: a Reflector's
 // streaming watch-list transforms what it buffers (see transformedReplacer), and client-go
 // transforms those objects a second time (reference §4.5).
 func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
-	return f.replace(list, false)
+	return f.replace(list, false, nil)
 }
 
-// replace implements Replace; transform says whether the transformer still has to run.
-func (f *DeltaFIFO) replace(list []interface{}, transform bool) error {
+// replace implements Replace; transform says whether the transformer still has to run, except
+// on the items cached marks (nil, or one flag per item; see relistDeduper).
+func (f *DeltaFIFO) replace(list []interface{}, transform bool, cached []bool) error {
 	action := Sync
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
@@ -409,7 +412,7 @@ func (f *DeltaFIFO) replace(list []interface{}, transform bool) error {
 		// Replace transforms even when it emits Sync: these objects are new. Preparing them
 		// as a Sync skips the transformer.
 		prepareAs := Replaced
-		if !transform {
+		if !needsTransform(transform, cached, i) {
 			prepareAs = Sync
 		}
 		id, obj, err := f.prepare(prepareAs, item)

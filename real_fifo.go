@@ -93,6 +93,8 @@ type RealFIFO struct {
 	keyFunc      KeyFunc
 	knownObjects KeyListerGetter
 	transformer  TransformFunc
+	// relistStore, when set (by newQueueFIFO), is the informer's store: see relistDeduper.
+	relistStore KeyGetter
 	// batchSize is the most deltas PopBatch hands out.
 	batchSize             int
 	emitAtomicEvents      bool

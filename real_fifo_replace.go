@@ -27,18 +27,19 @@ import (
 // buffering them, without a second transform (client-go transforms them twice, reference
 // §4.5), so the transformer need not be idempotent for that path.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
-	return f.replace(newItems, resourceVersion, true)
+	return f.replace(newItems, resourceVersion, true, nil)
 }
 
 // replaceTransformed is Replace for objects the transformer already ran on: a Reflector's
 // streaming watch-list transforms what it buffers (see transformedReplacer), and client-go
 // transforms those objects a second time (reference §4.5).
 func (f *RealFIFO) replaceTransformed(newItems []interface{}, resourceVersion string) error {
-	return f.replace(newItems, resourceVersion, false)
+	return f.replace(newItems, resourceVersion, false, nil)
 }
 
-// replace implements Replace; transform says whether the transformer still has to run.
-func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform bool) error {
+// replace implements Replace; transform says whether the transformer still has to run, except
+// on the items cached marks (nil, or one flag per item; see relistDeduper).
+func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, transform bool, cached []bool) error {
 	var keys []string
 	var newKeys sets.Set[string]
 	if !f.emitAtomicEvents {
@@ -49,6 +50,9 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 	}
 	if transform && f.transformer != nil {
 		for i, obj := range newItems {
+			if !needsTransform(transform, cached, i) {
+				continue
+			}
 			if _, isTombstone := obj.(DeletedFinalStateUnknown); isTombstone {
 				continue
 			}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,6 +30,10 @@ var errNilList = errors.New("cache: list returned a nil object and no error")
 // from there, losing the stack), and no goroutine outlives the call. If ctx is cancelled, list
 // returns nil as soon as the ListerWatcher returns, without touching the store; a ListerWatcher
 // that ignores ctx therefore delays the stop until its call returns.
+//
+// When the store is an informer's queue that dedups relists (see relistDeduper), the pages are
+// handled one by one as they arrive (listPages) instead of being gathered into one list first,
+// and objects already cached with the same resourceVersion are replaced by the cached ones.
 func (r *Reflector) list(ctx context.Context) error {
 	options := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
 	initTrace := trace.New("Reflector ListAndWatch", trace.Field{Key: "name", Value: r.name})
@@ -39,23 +45,38 @@ func (r *Reflector) list(ctx context.Context) error {
 		return r.listerWatcher.ListWithContext(ctx, opts)
 	})
 	p.PageSize = r.listPageSize(p.PageSize, options.ResourceVersion)
+	fetch := func(options metav1.ListOptions) (*listResult, bool, error) {
+		list, paginated, err := p.ListWithAlloc(ctx, options)
+		if err != nil {
+			return nil, paginated, err
+		}
+		return &listResult{list: list}, paginated, nil
+	}
+	dedup, _ := r.store.(relistDeduper)
+	if dedup != nil && dedup.dedupsRelists() {
+		fetch = func(options metav1.ListOptions) (*listResult, bool, error) {
+			return r.listPages(ctx, dedup, options, p.PageSize)
+		}
+	} else {
+		dedup = nil
+	}
 
-	list, paginated, err := p.ListWithAlloc(ctx, options)
+	result, paginated, err := fetch(options)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// The server no longer has (or does not have yet) the resource version we asked for.
 		// The pager already falls back to a full list when a continue token expires, but not
 		// when the first page fails: list again at once, at the newest resource version.
 		r.setIsLastSyncResourceVersionUnavailable(true)
-		list, paginated, err = p.ListWithAlloc(ctx, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()})
+		result, paginated, err = fetch(metav1.ListOptions{ResourceVersion: r.relistResourceVersion()})
 	}
 	if ctx.Err() != nil {
 		return nil
 	}
-	if err == nil && list == nil {
+	if err == nil && (result == nil || result.list == nil) {
 		err = errNilList
 	}
 	if err == nil {
-		if unsupported, gvk := isUnsupportedTableListObject(list); unsupported {
+		if unsupported, gvk := isUnsupportedTableListObject(result.list); unsupported {
 			err = fmt.Errorf("unsupported list gvk: %v, type: %v", gvk, r.typeDescription)
 		}
 	}
@@ -72,15 +93,25 @@ func (r *Reflector) list(ctx context.Context) error {
 	}
 	r.setIsLastSyncResourceVersionUnavailable(false)
 
-	listMeta, err := meta.ListAccessor(list)
+	listMeta, err := meta.ListAccessor(result.list)
 	if err != nil {
-		return fmt.Errorf("unable to understand list result %T: %w", list, err)
+		return fmt.Errorf("unable to understand list result %T: %w", result.list, err)
 	}
 	resourceVersion := listMeta.GetResourceVersion()
 	initTrace.Step("Resource version extracted")
-	items, err := meta.ExtractListWithAlloc(list)
+	if dedup != nil {
+		items := result.items
+		initTrace.Step("Objects extracted", trace.Field{Key: "unchanged", Value: items.unchanged})
+		if err := dedup.replaceRelisted(items.items, items.cached, resourceVersion, false); err != nil {
+			return fmt.Errorf("unable to sync list result: %w", err)
+		}
+		initTrace.Step("SyncWith done")
+		r.observeList(start, resourceVersion, len(items.items))
+		return nil
+	}
+	items, err := meta.ExtractListWithAlloc(result.list)
 	if err != nil {
-		return fmt.Errorf("unable to understand list result %T: %w", list, err)
+		return fmt.Errorf("unable to understand list result %T: %w", result.list, err)
 	}
 	initTrace.Step("Objects extracted")
 	found := make([]interface{}, len(items))
@@ -91,10 +122,100 @@ func (r *Reflector) list(ctx context.Context) error {
 		return fmt.Errorf("unable to sync list result: %w", err)
 	}
 	initTrace.Step("SyncWith done")
+	r.observeList(start, resourceVersion, len(items))
+	return nil
+}
+
+// observeList records a finished list: its resource version and its metrics.
+func (r *Reflector) observeList(start time.Time, resourceVersion string, items int) {
 	r.setLastSyncResourceVersion(resourceVersion)
 	r.metrics.listDuration.Observe(r.clock.Since(start).Seconds())
-	r.metrics.itemsInList.Observe(float64(len(items)))
-	return nil
+	r.metrics.itemsInList.Observe(float64(items))
+}
+
+// listResult is a LIST's answer: the list (for a paged LIST with dedup, only the first page's
+// metadata, without items) and, when the store dedups relists, the items gathered page by page.
+type listResult struct {
+	list  runtime.Object
+	items *relistItems
+}
+
+// listPages is the pager's ListWithAlloc for a store that dedups relists (see relistDeduper):
+// it asks for the pages one after another, like the pager, but hands every item to the store's
+// dedup as its page arrives and lets the page go before asking for the next one, so the relist
+// never holds more than one page besides the objects that changed. It follows the pager's
+// rules: pages of pageSize items (0: one request), continue pages without resource version,
+// and one unpaginated retry with the original options when a continue token expired (the
+// items gathered so far are dropped). The returned list carries the first page's metadata and
+// no items.
+func (r *Reflector) listPages(ctx context.Context, dedup relistDeduper, options metav1.ListOptions, pageSize int64) (*listResult, bool, error) {
+	if options.Limit == 0 {
+		options.Limit = pageSize
+	}
+	requested := options
+	res := &listResult{items: &relistItems{dedup: dedup}}
+	paginated := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, paginated, err
+		}
+		page, err := r.listerWatcher.ListWithContext(ctx, options)
+		if err != nil {
+			if options.Continue == "" || !apierrors.IsResourceExpired(err) {
+				return nil, paginated, err
+			}
+			// The continue token expired: start over with one full list.
+			options = requested
+			options.Limit, options.Continue = 0, ""
+			res = &listResult{items: &relistItems{dedup: dedup}}
+			if page, err = r.listerWatcher.ListWithContext(ctx, options); err != nil {
+				return nil, paginated, err
+			}
+			_, err := res.addPage(page)
+			return res, paginated, err
+		}
+		next, err := res.addPage(page)
+		if err != nil || next == "" {
+			return res, paginated, err
+		}
+		options.Continue = next
+		options.ResourceVersion, options.ResourceVersionMatch = "", ""
+		paginated = true
+	}
+}
+
+// addPage takes page's items and, for the first page, its metadata; it returns the page's
+// continue token.
+func (res *listResult) addPage(page runtime.Object) (string, error) {
+	if page == nil {
+		return "", errNilList
+	}
+	if v := reflect.ValueOf(page); v.Kind() == reflect.Pointer && v.IsNil() {
+		return "", errNilList
+	}
+	m, err := meta.ListAccessor(page)
+	if err != nil {
+		return "", fmt.Errorf("unable to understand list result %T: %w", page, err)
+	}
+	if res.list == nil {
+		res.list = listHeader(page, m)
+	}
+	if err := res.items.addPage(page); err != nil {
+		return "", err
+	}
+	return m.GetContinue(), nil
+}
+
+// listHeader returns what the Reflector needs of a first page once its items are gone: the
+// page itself when it is an unstructured list (whose kind is checked for server-side tables),
+// emptied of items, or a list carrying the page's resource version.
+func listHeader(page runtime.Object, m metav1.ListInterface) runtime.Object {
+	if u, ok := page.(*unstructured.UnstructuredList); ok {
+		return &unstructured.UnstructuredList{Object: u.Object}
+	}
+	header := &metav1.List{}
+	header.ResourceVersion = m.GetResourceVersion()
+	return header
 }
 
 // listPageSize chooses the page size of a LIST at resourceVersion; def is the pager's default.

@@ -42,7 +42,10 @@ type transformedReplacer interface {
 // without the bookmark tries again. Any other error is returned: the caller falls back to a
 // LIST. It returns (nil, nil) when ctx is cancelled.
 //
-// The store is not touched until the bookmark arrives; then it gets one Replace.
+// The store is not touched until the bookmark arrives; then it gets one Replace. When the store
+// is an informer's queue that dedups relists (see relistDeduper), every event is checked
+// against the cache as it arrives: an object cached with the same resourceVersion is buffered
+// as the cached object (and not transformed), so the buffer holds only the objects that changed.
 func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 	logger := klog.FromContext(ctx)
 	var transform TransformFunc
@@ -54,6 +57,10 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 	listStart := r.clock.Now()
 	r.metrics.lists.Inc()
 
+	dedup, _ := r.store.(relistDeduper)
+	if dedup != nil && !dedup.dedupsRelists() {
+		dedup = nil
+	}
 	var (
 		w               watch.Interface
 		buffer          *watchListBuffer
@@ -65,6 +72,7 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		}
 		resourceVersion = ""
 		buffer = newWatchListBuffer(transform)
+		buffer.dedup = dedup
 		options := metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			AllowWatchBookmarks:  true,
@@ -108,13 +116,15 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		}
 	}
 
-	items := buffer.list()
-	initTrace.Step("Objects streamed", trace.Field{Key: "count", Value: len(items)})
+	items, cached := buffer.list()
+	initTrace.Step("Objects streamed", trace.Field{Key: "count", Value: len(items)}, trace.Field{Key: "unchanged", Value: buffer.unchanged})
 	r.setIsLastSyncResourceVersionUnavailable(false)
 	r.checkWatchListConsistencyIfRequested(ctx, resourceVersion, transform, items)
 
 	var err error
-	if tr, ok := r.store.(transformedReplacer); ok && transform != nil {
+	if dedup != nil {
+		err = dedup.replaceRelisted(items, cached, resourceVersion, transform != nil)
+	} else if tr, ok := r.store.(transformedReplacer); ok && transform != nil {
 		err = tr.replaceTransformed(items, resourceVersion)
 	} else {
 		err = r.store.Replace(items, resourceVersion)
@@ -152,14 +162,20 @@ func (r *Reflector) retryWatchList(ctx context.Context, err error) bool {
 // informer's store. It is used by one goroutine.
 type watchListBuffer struct {
 	transform TransformFunc
-	index     map[string]int
-	entries   []watchListEntry
-	live      int
+	// dedup, if set, replaces objects the informer has cached unchanged (see relistDeduper).
+	dedup   relistDeduper
+	index   map[string]int
+	entries []watchListEntry
+	live    int
+	// unchanged counts the live entries taken from the cache.
+	unchanged int
 }
 
 type watchListEntry struct {
 	obj     interface{}
 	deleted bool
+	// cached says that obj came from the informer's cache: it is not transformed again.
+	cached bool
 }
 
 func newWatchListBuffer(transform TransformFunc) *watchListBuffer {
@@ -168,9 +184,16 @@ func newWatchListBuffer(transform TransformFunc) *watchListBuffer {
 
 var _ ReflectorStore = &watchListBuffer{}
 
-// Add buffers obj, transformed, replacing any object with its key.
+// Add buffers obj, transformed (or the cached object, see dedup), replacing any object with
+// its key.
 func (b *watchListBuffer) Add(obj interface{}) error {
-	if b.transform != nil {
+	cached := false
+	if b.dedup != nil {
+		if c, ok := b.dedup.unchangedInCache(obj); ok {
+			obj, cached = c, true
+		}
+	}
+	if b.transform != nil && !cached {
 		var err error
 		if obj, err = b.transform(obj); err != nil {
 			return err
@@ -181,13 +204,22 @@ func (b *watchListBuffer) Add(obj interface{}) error {
 		return KeyError{Obj: obj, Err: err}
 	}
 	if i, ok := b.index[key]; ok {
-		b.entries[i].obj = obj
+		b.countCached(b.entries[i].cached, -1)
+		b.entries[i].obj, b.entries[i].cached = obj, cached
+		b.countCached(cached, 1)
 		return nil
 	}
 	b.index[key] = len(b.entries)
-	b.entries = append(b.entries, watchListEntry{obj: obj})
+	b.entries = append(b.entries, watchListEntry{obj: obj, cached: cached})
 	b.live++
+	b.countCached(cached, 1)
 	return nil
+}
+
+func (b *watchListBuffer) countCached(cached bool, delta int) {
+	if cached {
+		b.unchanged += delta
+	}
 }
 
 // Update is Add.
@@ -200,6 +232,7 @@ func (b *watchListBuffer) Delete(obj interface{}) error {
 		return KeyError{Obj: obj, Err: err}
 	}
 	if i, ok := b.index[key]; ok {
+		b.countCached(b.entries[i].cached, -1)
 		b.entries[i] = watchListEntry{deleted: true}
 		delete(b.index, key)
 		b.live--
@@ -209,7 +242,9 @@ func (b *watchListBuffer) Delete(obj interface{}) error {
 
 // Replace is not used during a watch-list; it makes list the content, for completeness.
 func (b *watchListBuffer) Replace(list []interface{}, _ string) error {
+	dedup := b.dedup
 	*b = *newWatchListBuffer(b.transform)
+	b.dedup = dedup
 	for _, obj := range list {
 		if err := b.Add(obj); err != nil {
 			return err
@@ -221,15 +256,18 @@ func (b *watchListBuffer) Replace(list []interface{}, _ string) error {
 // Resync does nothing.
 func (b *watchListBuffer) Resync() error { return nil }
 
-// list returns the buffered objects in arrival order.
-func (b *watchListBuffer) list() []interface{} {
+// list returns the buffered objects in arrival order and, for each, whether it came from the
+// informer's cache.
+func (b *watchListBuffer) list() ([]interface{}, []bool) {
 	out := make([]interface{}, 0, b.live)
+	cached := make([]bool, 0, b.live)
 	for _, e := range b.entries {
 		if !e.deleted {
 			out = append(out, e.obj)
+			cached = append(cached, e.cached)
 		}
 	}
-	return out
+	return out, cached
 }
 
 // initialEventsEndBookmarkWarningInterval is how often a watch-list that has not received the

@@ -320,7 +320,8 @@ func TestWatchListBuffer(t *testing.T) {
 				t.Fatalf("ops: %v", err)
 			}
 			var got []string
-			for _, o := range b.list() {
+			objs, _ := b.list()
+			for _, o := range objs {
 				p := o.(*v1.Pod)
 				got = append(got, p.Name+"@"+p.ResourceVersion)
 			}
@@ -333,8 +334,9 @@ func TestWatchListBuffer(t *testing.T) {
 		t.Fatalf("Add of an object without metadata succeeded")
 	}
 	failing := newWatchListBuffer(func(interface{}) (interface{}, error) { return nil, errors.New("no") })
-	if err := failing.Add(reflTestPod("a", "1")); err == nil || len(failing.list()) != 0 {
-		t.Fatalf("a failing transform: err %v, list %v; want an error and nothing buffered", err, failing.list())
+	if err := failing.Add(reflTestPod("a", "1")); err == nil || failing.live != 0 {
+		objs, _ := failing.list()
+		t.Fatalf("a failing transform: err %v, list %v; want an error and nothing buffered", err, objs)
 	}
 }
 

@@ -141,16 +141,16 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 		if len(idx) != len(want[i]) {
 			t.Fatalf("index %q has %d values, want %d", set.names[i], len(idx), len(want[i]))
 		}
-		for v, keys := range idx {
-			if len(keys) == 0 {
+		for v, slots := range idx {
+			if len(slots) == 0 {
 				t.Fatalf("index %q keeps an empty set for %q", set.names[i], v)
 			}
-			if len(keys) != len(want[i][v]) {
-				t.Fatalf("index %q value %q has keys %v, want %v", set.names[i], v, keys.UnsortedList(), want[i][v])
+			if len(slots) != len(want[i][v]) {
+				t.Fatalf("index %q value %q has slots %v, want keys %v", set.names[i], v, slots, want[i][v])
 			}
-			for k := range keys {
-				if !want[i][v][k] {
-					t.Fatalf("index %q value %q has stray key %q", set.names[i], v, k)
+			for slot := range slots {
+				if int(slot) >= len(s.keys) || !want[i][v][s.keys[slot]] {
+					t.Fatalf("index %q value %q has stray slot %d", set.names[i], v, slot)
 				}
 			}
 		}

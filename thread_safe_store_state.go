@@ -4,7 +4,9 @@ package cache
 // maps each key to its slot. The object's cached index values are valsAt(i): one list per index,
 // stored flat in vals with a fixed stride (the number of indices), so they cost no allocation
 // of their own and an update overwrites them in place. indices[j] is the index at position j of
-// the store's indexerSet. A nil object has no values (all its lists are nil).
+// the store's indexerSet; it maps values to slots, so remove, which moves the last slot into the
+// freed one, moves that object's index entries too. A nil object has no values (all its lists
+// are nil).
 type storeState struct {
 	slots   map[string]int
 	keys    []string
@@ -34,11 +36,13 @@ func (s *storeState) valsAt(slot int) [][]string {
 }
 
 // put stores obj with its index values under key, moving the key's index entries. vals has
-// one list per index, or is nil for an object indexed under nothing; it is copied, never kept.
+// one list per index, or is nil for an object indexed under nothing; its elements may be
+// replaced by shared lists (see intern), and it is copied, never kept.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
+	s.intern(vals)
 	if slot, ok := s.slots[key]; ok {
 		old := s.valsAt(slot)
-		moveIndexEntries(s.indices, key, old, vals)
+		moveIndexEntries(s.indices, slot, old, vals)
 		s.objs[slot] = obj
 		if vals == nil {
 			clear(old)
@@ -50,7 +54,8 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	if len(s.keys) == cap(s.keys) {
 		s.grow()
 	}
-	s.slots[key] = len(s.keys)
+	slot := len(s.keys)
+	s.slots[key] = slot
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
 	if vals == nil {
@@ -58,7 +63,26 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	} else {
 		s.vals = append(s.vals, vals...)
 	}
-	moveIndexEntries(s.indices, key, nil, vals)
+	moveIndexEntries(s.indices, slot, nil, vals)
+}
+
+// intern replaces every single-value list of vals whose value some stored object already has
+// by that object's cached list, so that objects sharing a value (a namespace, a node) share
+// one list instead of keeping a 16-byte array each — the common case, as most index functions
+// return one value. Cached lists are never written to, so sharing them is safe.
+func (s *storeState) intern(vals [][]string) {
+	k := len(s.indices)
+	for i, vs := range vals {
+		if len(vs) != 1 {
+			continue
+		}
+		for slot := range s.indices[i][vs[0]] {
+			if shared := s.vals[int(slot)*k+i]; len(shared) == 1 && shared[0] == vs[0] {
+				vals[i] = shared
+			}
+			break
+		}
+	}
 }
 
 // grow doubles the capacity of the slot slices. append alone grows large slices by only 1.25x,
@@ -77,10 +101,11 @@ func (s *storeState) remove(key string) {
 	if !ok {
 		return
 	}
-	moveIndexEntries(s.indices, key, s.valsAt(slot), nil)
+	moveIndexEntries(s.indices, slot, s.valsAt(slot), nil)
 	delete(s.slots, key)
 	last := len(s.keys) - 1
 	if slot != last {
+		moveSlot(s.indices, last, slot, s.valsAt(last))
 		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
 		copy(s.valsAt(slot), s.valsAt(last))
 		s.slots[s.keys[slot]] = slot
@@ -142,9 +167,10 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 			errs = append(errs, err)
 			continue
 		}
+		s.intern(vals)
 		for i, vs := range vals {
 			for _, v := range vs {
-				s.indices[i].insert(v, key)
+				s.indices[i].insert(v, slot)
 			}
 		}
 	}
