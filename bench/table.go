@@ -184,6 +184,8 @@ func fmtValue(v float64) string {
 		return fmt.Sprintf("%.1fk", v/1e3)
 	case a >= 100 || v == math.Trunc(v):
 		return fmt.Sprintf("%.0f", v)
+	case a < 0.01:
+		return fmt.Sprintf("%.2g", v) // e.g. allocs/op of a map growing now and then
 	}
 	return fmt.Sprintf("%.2f", v)
 }

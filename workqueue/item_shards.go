@@ -20,8 +20,10 @@ const (
 // queue costs about 2 KB.
 const itemShardCount = 32
 
-// shardShrinkThreshold is the size above which an emptied shard map is reallocated.
-const shardShrinkThreshold = shrinkThreshold / 16
+// shardShrinkThreshold is the size above which an emptied shard map is dropped. Across all
+// shards an idle queue keeps maps for at most 4096 items; lower, and a queue that drains
+// often keeps reallocating its maps.
+const shardShrinkThreshold = shrinkThreshold / 8
 
 // itemShard holds the states of the items that hash to it. Its lock is the only one an Add of
 // an item that is already queued, or a Done of an item that was not added again, takes.

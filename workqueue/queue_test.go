@@ -362,11 +362,11 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 			}
 			q := NewTypedWithConfig(cfg)
 			defer q.ShutDown()
-			// 4 times the threshold spreads well over shardShrinkThreshold items per shard.
-			for i := range 4 * shrinkThreshold {
+			// 8 times the threshold spreads well over shardShrinkThreshold items per shard.
+			for i := range 8 * shrinkThreshold {
 				q.Add(i)
 			}
-			for range 4 * shrinkThreshold {
+			for range 8 * shrinkThreshold {
 				item, _ := q.Get()
 				q.Done(item)
 			}
