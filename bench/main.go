@@ -22,6 +22,9 @@ import (
 	"runtime/trace"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 )
 
 // workload is one benchmark body, run once per implementation and round.
@@ -46,7 +49,7 @@ var (
 	flagImpl      = flag.String("impl", "", "only this implementation (kcache or client-go), e.g. for profiling")
 	flagFull      = flag.Bool("full", false, "full-size heavy workloads (100k pods, 1M events) instead of a tenth")
 	flagList      = flag.Bool("list", false, "list the workloads and exit")
-	flagVerbose   = flag.Bool("v", false, "print every run's result as it finishes")
+	flagVerbose   = flag.Bool("v", false, "print every run's result as it finishes, and klog output")
 	flagProcs     = flag.Int("procs", 0, "GOMAXPROCS for the run (0: leave as is)")
 	flagCPUProf   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flagMutexProf = flag.String("mutexprofile", "", "write a mutex contention profile to this file")
@@ -62,6 +65,10 @@ func main() {
 			fmt.Printf("%-50s %s\n", w.id(), w.doc)
 		}
 		return
+	}
+	if !*flagVerbose {
+		// Reflectors warn about the watches the relist workloads end on purpose.
+		klog.SetLogger(logr.Discard())
 	}
 	if *flagProcs > 0 {
 		runtime.GOMAXPROCS(*flagProcs)
