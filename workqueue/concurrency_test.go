@@ -28,10 +28,28 @@ func TestConcurrentInvariants(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for seed := range uint64(3) {
-			for _, locked := range []bool{false, true} {
-				name := fmt.Sprintf("p%d-w%d-k%d-re%d/seed=%d/locked=%v", tc.producers, tc.workers, tc.keys, tc.reAdd, seed, locked)
+			for _, mode := range []string{"sharded", "locked", "metrics"} {
+				name := fmt.Sprintf("p%d-w%d-k%d-re%d/seed=%d/%s", tc.producers, tc.workers, tc.keys, tc.reAdd, seed, mode)
 				t.Run(name, func(t *testing.T) {
-					checkInvariants(t, newModeQueue(locked), seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
+					if mode != "metrics" {
+						checkInvariants(t, newModeQueue(mode == "locked"), seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
+						return
+					}
+					// Metrics are recorded under the items' shard locks: every item that became
+					// dirty was taken once and finished once, and the depth is back to 0.
+					rec := newRecorder()
+					q := NewTypedWithConfig(TypedQueueConfig[int]{Name: "q", MetricsProvider: rec})
+					checkInvariants(t, q, seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
+					adds := rec.value("adds/q")
+					if depth := rec.value("depth/q"); depth != 0 {
+						t.Errorf("depth = %v after the drain, want 0", depth)
+					}
+					if n := len(rec.observations("latency/q")); float64(n) != adds {
+						t.Errorf("%d latency observations for %v adds", n, adds)
+					}
+					if n := len(rec.observations("work/q")); float64(n) != adds {
+						t.Errorf("%d work-duration observations for %v adds", n, adds)
+					}
 				})
 			}
 		}
@@ -39,7 +57,7 @@ func TestConcurrentInvariants(t *testing.T) {
 }
 
 // newModeQueue returns a default queue, whose item states are sharded, or one in locked mode
-// (a custom Queue), where every operation holds the queue's lock.
+// (a custom Queue), where every operation holds the queue's lock. Neither records metrics.
 func newModeQueue(locked bool) *Typed[int] {
 	if locked {
 		return NewTypedWithConfig(TypedQueueConfig[int]{Queue: &intFIFO{}})

@@ -140,7 +140,7 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 		stopCh:  make(chan struct{}),
 	}
 	q.fifo, _ = config.Queue.(*fifo[T])
-	q.locked = q.fifo == nil || q.metrics != nil
+	q.locked = q.fifo == nil
 	q.waiterPool.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
 	if q.metrics != nil {
 		q.wg.Add(1)
@@ -170,15 +170,15 @@ type waiter[T any] struct {
 // mu. One lock for everything made every Add, Get and Done queue behind every other: with
 // 4–16 producers and workers on a few CPUs, Go's mutex then falls into its starvation mode
 // (FIFO hand-over, a goroutine switch per Unlock), and the queue alternated between that and
-// normal mode from run to run. A custom Queue (whose Touch must see every re-Add) or metrics
-// (which follow an item from Add to Done) put the queue in locked mode: every operation runs
-// under mu, as before.
+// normal mode from run to run. Metrics for an item are recorded under its shard lock, so they
+// see its Add, Get and Done in order. A custom Queue, whose Touch must see every re-Add, puts
+// the queue in locked mode: every operation runs under mu, as before.
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
 	clock   clock.WithTicker
 	metrics *queueMetrics[T] // nil when nothing is recorded
-	locked  bool             // every operation holds mu; shard locks are not used
+	locked  bool             // a custom Queue: every operation holds mu; shard locks are not used
 	seed    maphash.Seed
 
 	shards [itemShardCount]itemShard[T]
@@ -228,6 +228,7 @@ func (q *Typed[T]) Add(item T) {
 		sh.mu.Unlock()
 		return
 	}
+	q.metrics.add(item)
 	sh.set(item, s|stateDirty)
 	sh.mu.Unlock()
 	if s&stateProcessing != 0 {
@@ -306,6 +307,7 @@ func (q *Typed[T]) startProcessing(item T) {
 	}
 	sh := q.shard(item)
 	sh.mu.Lock()
+	q.metrics.get(item)
 	sh.set(item, stateProcessing)
 	sh.mu.Unlock()
 }
@@ -328,6 +330,7 @@ func (q *Typed[T]) Done(item T) {
 		sh.mu.Unlock()
 		return
 	}
+	q.metrics.done(item)
 	requeue := s&stateDirty != 0
 	if requeue {
 		sh.set(item, stateDirty) // as in Add: dirty and not processing, only we queue it
@@ -469,7 +472,8 @@ func (w *waiter[T]) wake() {
 }
 
 // takeLocked pops the next item and counts it as processing. In locked mode it also moves it
-// from dirty to processing; otherwise the caller does that after unlocking (startProcessing).
+// from dirty to processing and records the metrics; otherwise the caller does both after
+// unlocking (startProcessing).
 func (q *Typed[T]) takeLocked() T {
 	var item T
 	if q.fifo != nil {
@@ -477,9 +481,9 @@ func (q *Typed[T]) takeLocked() T {
 	} else {
 		item = q.queue.Pop()
 	}
-	q.metrics.get(item)
 	q.processing.Add(1)
 	if q.locked {
+		q.metrics.get(item)
 		q.shard(item).set(item, stateProcessing)
 	}
 	return item
