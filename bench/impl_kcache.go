@@ -103,6 +103,8 @@ func (f kcacheFIFO) PopBatch() (int, bool, error) {
 
 type kcacheInformer struct{ inf cache.SharedIndexInformer }
 
+// AddHandler registers h. h.ExpectStall is where a bound on a slow handler's backlog goes
+// once kcache has one (issue 14's HandlerOptions.MaxPending); client-go has none.
 func (i kcacheInformer) AddHandler(h Handler) error {
 	_, err := i.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: h.Add, UpdateFunc: h.Update, DeleteFunc: h.Delete,

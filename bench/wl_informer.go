@@ -28,7 +28,7 @@ func init() {
 		register(workload{
 			group: "informer",
 			name:  "sync/" + kind + "-pods",
-			doc:   "start an informer over N pods (namespace index, one handler) until synced and the handler has every add; heap-B is the live heap it holds",
+			doc:   "start an informer over N pods (namespace index, one handler) until synced and the handler has every add; heap-B is the live heap it adds beyond the listed objects",
 			heavy: true,
 			run:   func(b *testing.B, impl *Impl) { benchInformerSync(b, impl, kind == "realistic", scale(100_000)) },
 		})
