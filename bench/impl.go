@@ -19,6 +19,9 @@ type Impl struct {
 
 	// NewQueue returns a plain work queue of ints.
 	NewQueue func() Queue
+	// NewMeteredQueue returns a plain work queue of ints named "bench" whose metrics go to a
+	// provider of cheap atomic metrics, as with a Prometheus provider installed.
+	NewMeteredQueue func() Queue
 	// NewDelayingQueue returns a delaying work queue of ints on clk.
 	NewDelayingQueue func(clk clock.WithTicker) DelayingQueue
 	// NewRateLimitingQueue returns a rate-limited work queue of ints on clk with an

@@ -21,6 +21,9 @@ var clientgoImpl = &Impl{
 	NewQueue: func() Queue {
 		return workqueue.NewTyped[int]()
 	},
+	NewMeteredQueue: func() Queue {
+		return workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[int]{Name: "bench", MetricsProvider: clientgoMetrics{}})
+	},
 	NewDelayingQueue: func(clk clock.WithTicker) DelayingQueue {
 		return workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[int]{Clock: clk})
 	},
@@ -113,3 +116,20 @@ func (i clientgoInformer) AddHandler(h Handler) error {
 func (i clientgoInformer) Run(ctx context.Context) { i.inf.RunWithContext(ctx) }
 func (i clientgoInformer) HasSynced() bool         { return i.inf.HasSynced() }
 func (i clientgoInformer) Indexer() Indexer        { return i.inf.GetIndexer() }
+
+// clientgoMetrics hands out atomic metrics (metrics.go) for every queue metric.
+type clientgoMetrics struct{}
+
+func (clientgoMetrics) NewDepthMetric(string) workqueue.GaugeMetric       { return new(benchMetric) }
+func (clientgoMetrics) NewAddsMetric(string) workqueue.CounterMetric      { return new(benchMetric) }
+func (clientgoMetrics) NewLatencyMetric(string) workqueue.HistogramMetric { return new(benchMetric) }
+func (clientgoMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric {
+	return new(benchMetric)
+}
+func (clientgoMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return new(benchMetric)
+}
+func (clientgoMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return new(benchMetric)
+}
+func (clientgoMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return new(benchMetric) }

@@ -21,6 +21,9 @@ var kcacheImpl = &Impl{
 	NewQueue: func() Queue {
 		return workqueue.NewTyped[int]()
 	},
+	NewMeteredQueue: func() Queue {
+		return workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[int]{Name: "bench", MetricsProvider: kcacheMetrics{}})
+	},
 	NewDelayingQueue: func(clk clock.WithTicker) DelayingQueue {
 		return workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[int]{Clock: clk})
 	},
@@ -115,3 +118,18 @@ func (i kcacheInformer) AddHandler(h Handler) error {
 func (i kcacheInformer) Run(ctx context.Context) { i.inf.RunWithContext(ctx) }
 func (i kcacheInformer) HasSynced() bool         { return i.inf.HasSynced() }
 func (i kcacheInformer) Indexer() Indexer        { return i.inf.GetIndexer() }
+
+// kcacheMetrics hands out atomic metrics (metrics.go) for every queue metric.
+type kcacheMetrics struct{}
+
+func (kcacheMetrics) NewDepthMetric(string) workqueue.GaugeMetric            { return new(benchMetric) }
+func (kcacheMetrics) NewAddsMetric(string) workqueue.CounterMetric           { return new(benchMetric) }
+func (kcacheMetrics) NewLatencyMetric(string) workqueue.HistogramMetric      { return new(benchMetric) }
+func (kcacheMetrics) NewWorkDurationMetric(string) workqueue.HistogramMetric { return new(benchMetric) }
+func (kcacheMetrics) NewUnfinishedWorkSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return new(benchMetric)
+}
+func (kcacheMetrics) NewLongestRunningProcessorSecondsMetric(string) workqueue.SettableGaugeMetric {
+	return new(benchMetric)
+}
+func (kcacheMetrics) NewRetriesMetric(string) workqueue.CounterMetric { return new(benchMetric) }

@@ -21,8 +21,16 @@ func init() {
 				group: "workqueue",
 				name:  fmt.Sprintf("AddGetDone/workers=%d/%s", p, kind),
 				doc:   "p producers Add b.N items, p workers Get and Done them; unique cycles through 65536 items, duplicates through 64",
-				run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl, p, dup) },
+				run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewQueue(), p, dup) },
 			})
+			if p == 4 {
+				register(workload{
+					group: "workqueue",
+					name:  fmt.Sprintf("AddGetDone/workers=%d/%s/metrics", p, kind),
+					doc:   "the same with a named queue whose metrics go to a provider of atomic metrics",
+					run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewMeteredQueue(), p, dup) },
+				})
+			}
 		}
 	}
 	register(workload{
@@ -72,8 +80,7 @@ func init() {
 
 // benchAddGetDone: one op is one Add. p producers share b.N adds; p workers Get and Done until
 // the queue is shut down and empty.
-func benchAddGetDone(b *testing.B, impl *Impl, p int, dup bool) {
-	q := impl.NewQueue()
+func benchAddGetDone(b *testing.B, q Queue, p int, dup bool) {
 	var workers sync.WaitGroup
 	var processed atomic.Int64
 	for range p {
