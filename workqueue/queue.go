@@ -163,11 +163,12 @@ type waiter[T any] struct {
 // value is not usable. All methods are safe for concurrent use; Add, Get and Done are O(1)
 // plus the cost of the Queue.
 //
-// Locking. With the default FIFO and no metrics, an item's state (dirty, processing) lives in
-// one of itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders
-// the FIFO and the blocked Gets. An Add of an item that is already queued and a Done of an
-// item that was not added again take only their shard's lock; no map is read or written under
-// mu. One lock for everything made every Add, Get and Done queue behind every other: with
+// Locking. With the default FIFO, an item's state (dirty, processing) lives in one of
+// itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders the
+// FIFO and the blocked Gets. An Add of an item that is already queued and a Done of an item
+// that was not added again take only their shard's lock; an item is queued with its shard's
+// lock and then mu held (never the other order), so its state and the FIFO change together;
+// no map is read or written under mu. One lock for everything made every Add, Get and Done queue behind every other: with
 // 4–16 producers and workers on a few CPUs, Go's mutex then falls into its starvation mode
 // (FIFO hand-over, a goroutine switch per Unlock), and the queue alternated between that and
 // normal mode from run to run. Metrics for an item are recorded under its shard lock, so they
@@ -228,17 +229,25 @@ func (q *Typed[T]) Add(item T) {
 		sh.mu.Unlock()
 		return
 	}
-	q.metrics.add(item)
-	sh.set(item, s|stateDirty)
-	sh.mu.Unlock()
 	if s&stateProcessing != 0 {
-		return // its Done queues it
+		q.metrics.add(item)
+		sh.set(item, s|stateDirty) // its Done queues it
+		sh.mu.Unlock()
+		return
 	}
-	// Dirty and not processing: only this call can queue it (see Done). A ShutDown since the
-	// check above does not drop it: the Add took effect first.
+	// Marking the item dirty and queueing it happen under both locks, so that no Add that
+	// finds it dirty, and no Get or ShutDown, can see one without the other.
 	q.mu.Lock()
+	if q.shuttingDown {
+		q.mu.Unlock()
+		sh.mu.Unlock()
+		return
+	}
+	q.metrics.add(item)
+	sh.set(item, stateDirty)
 	w := q.pushLocked(item)
 	q.mu.Unlock()
+	sh.mu.Unlock()
 	w.wake()
 }
 
@@ -331,19 +340,17 @@ func (q *Typed[T]) Done(item T) {
 		return
 	}
 	q.metrics.done(item)
-	requeue := s&stateDirty != 0
-	if requeue {
-		sh.set(item, stateDirty) // as in Add: dirty and not processing, only we queue it
+	var w *waiter[T]
+	if s&stateDirty != 0 {
+		// As in Add: the state change and the push are one step under both locks.
+		sh.set(item, stateDirty)
+		q.mu.Lock()
+		w = q.pushLocked(item)
+		q.mu.Unlock()
 	} else {
 		sh.delete(item)
 	}
 	sh.mu.Unlock()
-	var w *waiter[T]
-	if requeue {
-		q.mu.Lock()
-		w = q.pushLocked(item)
-		q.mu.Unlock()
-	}
 	if q.processing.Add(-1) == 0 && q.draining.Load() {
 		q.mu.Lock()
 		q.releaseDrainLocked()
