@@ -53,7 +53,7 @@ CMP_BENCHTIME ?= 200ms
 CMP_RUN       ?=
 CMP_FLAGS     ?=
 bench-compare:
-	cd bench && $(GO) run . -rounds $(ROUNDS) -benchtime $(CMP_BENCHTIME) -run '$(CMP_RUN)' $(CMP_FLAGS)
+	cd bench && $(GO) run . -rounds $(ROUNDS) -benchtime $(CMP_BENCHTIME) -run '$(value CMP_RUN)' $(CMP_FLAGS)
 
 ## bench-build: build and vet bench/ without running it (CI keeps it from rotting).
 bench-build:
