@@ -8,7 +8,7 @@ GOIMPORTS_VERSION   := v0.52.0
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: all test vet lint fmt bench fuzz cover example integration compat tools clean
+.PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz cover example integration compat tools clean
 
 all: test
 
@@ -44,6 +44,27 @@ example:
 ## bench: every Go benchmark of the main module, with allocations.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(PKGS)
+
+## bench-compare: the same workloads against kcache and client-go v0.37.2, interleaved in one
+## process, printing kcache/client-go ratios (bench/, a module of its own). Knobs: ROUNDS,
+## CMP_BENCHTIME (per light workload run), CMP_RUN (regexp of workloads), CMP_FLAGS (e.g. -full).
+ROUNDS        ?= 5
+CMP_BENCHTIME ?= 200ms
+CMP_RUN       ?=
+CMP_FLAGS     ?=
+bench-compare:
+	cd bench && $(GO) run . -rounds $(ROUNDS) -benchtime $(CMP_BENCHTIME) -run '$(value CMP_RUN)' $(CMP_FLAGS)
+
+## bench-build: build and vet bench/ and bench/priorityqueue without running them (CI keeps
+## them from rotting).
+bench-build:
+	cd bench && $(GO) build -o /dev/null ./... && $(GO) vet ./...
+	cd bench/priorityqueue && $(GO) vet ./...
+
+## bench-priorityqueue: kcache's priority queue against controller-runtime's, interleaved over
+## runs, printing ratios with their spread (bench/priorityqueue, a module of its own).
+bench-priorityqueue:
+	cd bench/priorityqueue && ./compare.sh 5 200ms
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
 fuzz:

@@ -28,16 +28,44 @@ func TestConcurrentInvariants(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for seed := range uint64(3) {
-			name := fmt.Sprintf("p%d-w%d-k%d-re%d/seed=%d", tc.producers, tc.workers, tc.keys, tc.reAdd, seed)
-			t.Run(name, func(t *testing.T) {
-				checkInvariants(t, seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
-			})
+			for _, mode := range []string{"sharded", "locked", "metrics"} {
+				name := fmt.Sprintf("p%d-w%d-k%d-re%d/seed=%d/%s", tc.producers, tc.workers, tc.keys, tc.reAdd, seed, mode)
+				t.Run(name, func(t *testing.T) {
+					if mode != "metrics" {
+						checkInvariants(t, newModeQueue(mode == "locked"), seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
+						return
+					}
+					// Metrics are recorded under the items' shard locks: every item that became
+					// dirty was taken once and finished once, and the depth is back to 0.
+					rec := newRecorder()
+					q := NewTypedWithConfig(TypedQueueConfig[int]{Name: "q", MetricsProvider: rec})
+					checkInvariants(t, q, seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
+					adds := rec.value("adds/q")
+					if depth := rec.value("depth/q"); depth != 0 {
+						t.Errorf("depth = %v after the drain, want 0", depth)
+					}
+					if n := len(rec.observations("latency/q")); float64(n) != adds {
+						t.Errorf("%d latency observations for %v adds", n, adds)
+					}
+					if n := len(rec.observations("work/q")); float64(n) != adds {
+						t.Errorf("%d work-duration observations for %v adds", n, adds)
+					}
+				})
+			}
 		}
 	}
 }
 
-func checkInvariants(t *testing.T, seed uint64, producers, workers, keys, adds, reAdd int) {
-	q := NewTyped[int]()
+// newModeQueue returns a default queue, whose item states are sharded, or one in locked mode
+// (a custom Queue), where every operation holds the queue's lock. Neither records metrics.
+func newModeQueue(locked bool) *Typed[int] {
+	if locked {
+		return NewTypedWithConfig(TypedQueueConfig[int]{Queue: &intFIFO{}})
+	}
+	return NewTyped[int]()
+}
+
+func checkInvariants(t *testing.T, q *Typed[int], seed uint64, producers, workers, keys, adds, reAdd int) {
 	var (
 		clock     atomic.Int64 // orders events across goroutines
 		held      = make([]atomic.Bool, keys)
@@ -150,65 +178,71 @@ func FuzzQueueModel(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 16, 32, 48, 1, 17, 33})
 	f.Add([]byte{0, 64, 16, 16, 32, 48, 80, 96, 5, 21})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		q := NewTyped[int]()
-		defer q.ShutDown()
-		var (
-			waiting    []int
-			dirty      = map[int]bool{}
-			processing = map[int]bool{}
-			down       bool
-		)
-		for i, op := range ops {
-			item := int(op & 7)
-			switch op >> 4 % 4 {
-			case 0: // Add
-				q.Add(item)
-				if down || dirty[item] {
-					break
-				}
-				dirty[item] = true
-				if !processing[item] {
-					waiting = append(waiting, item)
-				}
-			case 1: // Get, when it would not block
-				if len(waiting) == 0 {
-					if !down {
-						break
-					}
-					if _, shutdown := q.Get(); !shutdown {
-						t.Fatalf("op %d: Get on a drained, shut down queue returned an item", i)
-					}
-					break
-				}
-				got, shutdown := q.Get()
-				want := waiting[0]
-				waiting = waiting[1:]
-				if shutdown || got != want {
-					t.Fatalf("op %d: Get = %d, %v; want %d", i, got, shutdown, want)
-				}
-				delete(dirty, want)
-				processing[want] = true
-			case 2: // Done
-				q.Done(item)
-				if !processing[item] {
-					break
-				}
-				delete(processing, item)
-				if dirty[item] {
-					waiting = append(waiting, item)
-				}
-			case 3:
-				if op&8 != 0 {
-					q.ShutDown()
-					down = true
-				}
-			}
-			if got := q.Len(); got != len(waiting) {
-				t.Fatalf("op %d: Len = %d, want %d", i, got, len(waiting))
-			}
-			if q.ShuttingDown() != down {
-				t.Fatalf("op %d: ShuttingDown = %v", i, !down)
-			}
+		for _, locked := range []bool{false, true} {
+			fuzzQueueModel(t, ops, locked)
 		}
 	})
+}
+
+func fuzzQueueModel(t *testing.T, ops []byte, locked bool) {
+	q := newModeQueue(locked)
+	defer q.ShutDown()
+	var (
+		waiting    []int
+		dirty      = map[int]bool{}
+		processing = map[int]bool{}
+		down       bool
+	)
+	for i, op := range ops {
+		item := int(op & 7)
+		switch op >> 4 % 4 {
+		case 0: // Add
+			q.Add(item)
+			if down || dirty[item] {
+				break
+			}
+			dirty[item] = true
+			if !processing[item] {
+				waiting = append(waiting, item)
+			}
+		case 1: // Get, when it would not block
+			if len(waiting) == 0 {
+				if !down {
+					break
+				}
+				if _, shutdown := q.Get(); !shutdown {
+					t.Fatalf("op %d: Get on a drained, shut down queue returned an item", i)
+				}
+				break
+			}
+			got, shutdown := q.Get()
+			want := waiting[0]
+			waiting = waiting[1:]
+			if shutdown || got != want {
+				t.Fatalf("op %d: Get = %d, %v; want %d", i, got, shutdown, want)
+			}
+			delete(dirty, want)
+			processing[want] = true
+		case 2: // Done
+			q.Done(item)
+			if !processing[item] {
+				break
+			}
+			delete(processing, item)
+			if dirty[item] {
+				waiting = append(waiting, item)
+			}
+		case 3:
+			if op&8 != 0 {
+				q.ShutDown()
+				down = true
+			}
+		}
+		if got := q.Len(); got != len(waiting) {
+			t.Fatalf("op %d: Len = %d, want %d", i, got, len(waiting))
+		}
+		if q.ShuttingDown() != down {
+			t.Fatalf("op %d: ShuttingDown = %v", i, !down)
+		}
+	}
 }

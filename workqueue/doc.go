@@ -30,8 +30,10 @@
 // Where this package differs from client-go, it is to fix a weakness and the doc comment says
 // so: AddAfter never blocks and the delaying goroutine uses one timer and no heartbeat,
 // ShutDownWithDrain stops that goroutine at once, Done of an item that is not being processed
-// is ignored, a blocked Get is handed its item without taking the lock again, and the
-// unfinished-work metrics are updated in O(1) rather than by walking every item under the lock.
+// is ignored, a blocked Get is handed its item without taking the lock again, the items'
+// states are spread over 32 locked shards so that producers and workers on different CPUs do
+// not queue behind one lock (see Typed), and the unfinished-work metrics are updated in O(1)
+// rather than by walking every item under the lock.
 //
 // Time is read from an injectable k8s.io/utils/clock clock (Clock in each config), so tests can
 // drive delays with a fake clock.

@@ -110,9 +110,13 @@ func globalProvider() MetricsProvider {
 }
 
 // queueMetrics records the metrics of one named queue. A nil *queueMetrics records nothing.
-// Its methods are called with the queue's lock held.
+// Its methods are safe for concurrent use. The queue calls add, get and done for one item in
+// order: under its own lock in locked mode, under the item's shard lock otherwise.
 type queueMetrics[T comparable] struct {
 	clock clock.Clock
+
+	// mu guards the fields below (the metric objects lock themselves).
+	mu sync.Mutex
 
 	depth          GaugeMetric
 	adds           CounterMetric
@@ -169,6 +173,8 @@ func (m *queueMetrics[T]) add(item T) {
 	if m == nil {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.adds.Inc()
 	m.depth.Inc()
 	if _, ok := m.addTimes[item]; !ok {
@@ -181,6 +187,8 @@ func (m *queueMetrics[T]) get(item T) {
 	if m == nil {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := m.clock.Now()
 	m.depth.Dec()
 	if added, ok := m.addTimes[item]; ok {
@@ -213,6 +221,8 @@ func (m *queueMetrics[T]) done(item T) {
 	if m == nil {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	n, ok := m.running[item]
 	if !ok {
 		return
@@ -247,6 +257,8 @@ func (m *queueMetrics[T]) updateUnfinishedWork() {
 	if m == nil {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := m.clock.Now()
 	var total, oldest float64
 	if m.head != nil {

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -135,10 +136,11 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 		queue:   config.Queue,
 		clock:   config.Clock,
 		metrics: newQueueMetrics[T](provider, config.Name, config.Clock),
-		items:   make(map[T]itemState),
+		seed:    maphash.MakeSeed(),
 		stopCh:  make(chan struct{}),
 	}
 	q.fifo, _ = config.Queue.(*fifo[T])
+	q.locked = q.fifo == nil
 	q.waiterPool.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
 	if q.metrics != nil {
 		q.wg.Add(1)
@@ -146,16 +148,6 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	}
 	return q
 }
-
-// itemState records where an item known to the queue is. An item is dirty when it has been
-// added and not yet taken by Get since; it is processing between Get and Done. An item can be
-// both: it was added again while a worker holds it.
-type itemState uint8
-
-const (
-	stateDirty itemState = 1 << iota
-	stateProcessing
-)
 
 // waiter is a Get blocked on an empty queue. Add hands it an item directly, so the worker
 // wakes up with its item without taking the lock again. The item is set under the lock, and
@@ -170,23 +162,39 @@ type waiter[T any] struct {
 // order of its Queue, FIFO by default. Create it with NewTyped or NewTypedWithConfig; the zero
 // value is not usable. All methods are safe for concurrent use; Add, Get and Done are O(1)
 // plus the cost of the Queue.
+//
+// Locking. With the default FIFO, an item's state (dirty, processing) lives in one of
+// itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders the
+// FIFO and the blocked Gets. An Add of an item that is already queued and a Done of an item
+// that was not added again take only their shard's lock; an item is queued with its shard's
+// lock and then mu held (never the other order), so its state and the FIFO change together;
+// no map is read or written under mu. One lock for everything made every Add, Get and Done queue behind every other: with
+// 4–16 producers and workers on a few CPUs, Go's mutex then falls into its starvation mode
+// (FIFO hand-over, a goroutine switch per Unlock), and the queue alternated between that and
+// normal mode from run to run. Metrics for an item are recorded under its shard lock, so they
+// see its Add, Get and Done in order. A custom Queue, whose Touch must see every re-Add, puts
+// the queue in locked mode: every operation runs under mu, as before.
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
 	clock   clock.WithTicker
 	metrics *queueMetrics[T] // nil when nothing is recorded
+	locked  bool             // a custom Queue: every operation holds mu; shard locks are not used
+	seed    maphash.Seed
 
-	// mu guards the fields below, the Queue and the metrics bookkeeping.
-	mu sync.Mutex
-	// items holds every dirty or processing item. Every item in the Queue is dirty and
-	// not processing.
-	items        map[T]itemState
-	itemsPeak    int // largest len(items) since items was last allocated
-	processing   int // number of items in state processing
+	shards [itemShardCount]itemShard[T]
+
+	// mu guards the fields below, the Queue and the metrics bookkeeping (and, in locked
+	// mode, the shards).
+	mu           sync.Mutex
 	waiters      []*waiter[T]
 	shuttingDown bool
 	drained      chan struct{} // closed when processing reaches 0 during a drain
 
+	// processing counts the items between Get and Done. It is raised under mu; Done lowers it
+	// without mu and takes mu only when a drain waits (draining).
+	processing atomic.Int64
+	draining   atomic.Bool
 	// down mirrors shuttingDown for lock-free reads.
 	down atomic.Bool
 
@@ -196,31 +204,71 @@ type Typed[T comparable] struct {
 	wg         sync.WaitGroup
 }
 
+func (q *Typed[T]) shard(item T) *itemShard[T] {
+	return &q.shards[shardIndex(q.seed, item)]
+}
+
 // Add marks item as needing processing. If the item is already waiting, Add only touches it
 // in the Queue; if a worker holds it, it is queued again when the worker calls Done. Adds after
 // shutdown are dropped silently.
 func (q *Typed[T]) Add(item T) {
+	if q.locked {
+		q.mu.Lock()
+		w := q.addLocked(item)
+		q.mu.Unlock()
+		w.wake()
+		return
+	}
+	if q.down.Load() {
+		return
+	}
+	sh := q.shard(item)
+	sh.mu.Lock()
+	s := sh.get(item)
+	if s&stateDirty != 0 {
+		sh.mu.Unlock()
+		return
+	}
+	if s&stateProcessing != 0 {
+		q.metrics.add(item)
+		sh.set(item, s|stateDirty) // its Done queues it
+		sh.mu.Unlock()
+		return
+	}
+	// Marking the item dirty and queueing it happen under both locks, so that no Add that
+	// finds it dirty, and no Get or ShutDown, can see one without the other.
 	q.mu.Lock()
 	if q.shuttingDown {
 		q.mu.Unlock()
+		sh.mu.Unlock()
 		return
 	}
-	s := q.items[item]
+	q.metrics.add(item)
+	sh.set(item, stateDirty)
+	w := q.pushLocked(item)
+	q.mu.Unlock()
+	sh.mu.Unlock()
+	w.wake()
+}
+
+func (q *Typed[T]) addLocked(item T) *waiter[T] {
+	if q.shuttingDown {
+		return nil
+	}
+	sh := q.shard(item)
+	s := sh.get(item)
 	if s&stateDirty != 0 {
 		if s&stateProcessing == 0 && q.fifo == nil {
 			q.queue.Touch(item) // the default queue ignores it
 		}
-		q.mu.Unlock()
-		return
+		return nil
 	}
 	q.metrics.add(item)
-	q.setLocked(item, s|stateDirty)
-	var w *waiter[T]
-	if s&stateProcessing == 0 {
-		w = q.pushLocked(item)
+	sh.set(item, s|stateDirty)
+	if s&stateProcessing != 0 {
+		return nil
 	}
-	q.mu.Unlock()
-	w.wake()
+	return q.pushLocked(item)
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -239,6 +287,7 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 	if q.lenLocked() > 0 {
 		item = q.takeLocked()
 		q.mu.Unlock()
+		q.startProcessing(item)
 		return item, false
 	}
 	if q.shuttingDown {
@@ -253,34 +302,88 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 	var zero T
 	w.item, w.ok = zero, false
 	q.waiterPool.Put(w)
+	if !shutdown {
+		q.startProcessing(item)
+	}
 	return item, shutdown
+}
+
+// startProcessing moves item, just taken from the Queue, from dirty to processing. Until then
+// it stays dirty, so an Add in between is absorbed by this processing, which begins after it.
+func (q *Typed[T]) startProcessing(item T) {
+	if q.locked {
+		return // done by takeLocked
+	}
+	sh := q.shard(item)
+	sh.mu.Lock()
+	q.metrics.get(item)
+	sh.set(item, stateProcessing)
+	sh.mu.Unlock()
 }
 
 // Done ends the processing of item. If the item was added while it was being processed, it is
 // queued again. Done of an item that is not being processed (never taken, or already done) is
 // ignored; client-go would queue such an item twice if it was waiting.
 func (q *Typed[T]) Done(item T) {
-	q.mu.Lock()
-	s := q.items[item]
-	if s&stateProcessing == 0 {
+	if q.locked {
+		q.mu.Lock()
+		w := q.doneLocked(item)
 		q.mu.Unlock()
+		w.wake()
+		return
+	}
+	sh := q.shard(item)
+	sh.mu.Lock()
+	s := sh.get(item)
+	if s&stateProcessing == 0 {
+		sh.mu.Unlock()
 		return
 	}
 	q.metrics.done(item)
-	q.processing--
 	var w *waiter[T]
 	if s&stateDirty != 0 {
-		q.items[item] = stateDirty
+		// As in Add: the state change and the push are one step under both locks.
+		sh.set(item, stateDirty)
+		q.mu.Lock()
+		w = q.pushLocked(item)
+		q.mu.Unlock()
+	} else {
+		sh.delete(item)
+	}
+	sh.mu.Unlock()
+	if q.processing.Add(-1) == 0 && q.draining.Load() {
+		q.mu.Lock()
+		q.releaseDrainLocked()
+		q.mu.Unlock()
+	}
+	w.wake()
+}
+
+func (q *Typed[T]) doneLocked(item T) *waiter[T] {
+	sh := q.shard(item)
+	s := sh.get(item)
+	if s&stateProcessing == 0 {
+		return nil
+	}
+	q.metrics.done(item)
+	q.processing.Add(-1)
+	var w *waiter[T]
+	if s&stateDirty != 0 {
+		sh.set(item, stateDirty)
 		w = q.pushLocked(item)
 	} else {
-		q.deleteLocked(item)
+		sh.delete(item)
 	}
-	if q.processing == 0 && q.drained != nil {
+	q.releaseDrainLocked()
+	return w
+}
+
+// releaseDrainLocked ends a ShutDownWithDrain's wait once nothing is being processed.
+func (q *Typed[T]) releaseDrainLocked() {
+	if q.drained != nil && q.processing.Load() == 0 {
 		close(q.drained)
 		q.drained = nil
 	}
-	q.mu.Unlock()
-	w.wake()
 }
 
 // ShutDown makes the queue ignore new items. Workers keep getting the items that are still
@@ -305,8 +408,9 @@ func (q *Typed[T]) ShutDown() {
 func (q *Typed[T]) ShutDownWithDrain() {
 	q.mu.Lock()
 	waiters := q.shutDownLocked(true)
+	q.draining.Store(true) // before reading processing: see Done
 	var wait chan struct{}
-	if q.processing > 0 {
+	if q.processing.Load() > 0 {
 		if q.drained == nil {
 			q.drained = make(chan struct{})
 		}
@@ -374,7 +478,9 @@ func (w *waiter[T]) wake() {
 	}
 }
 
-// takeLocked pops the next item and moves it from dirty to processing.
+// takeLocked pops the next item and counts it as processing. In locked mode it also moves it
+// from dirty to processing and records the metrics; otherwise the caller does both after
+// unlocking (startProcessing).
 func (q *Typed[T]) takeLocked() T {
 	var item T
 	if q.fifo != nil {
@@ -382,9 +488,11 @@ func (q *Typed[T]) takeLocked() T {
 	} else {
 		item = q.queue.Pop()
 	}
-	q.metrics.get(item)
-	q.items[item] = stateProcessing
-	q.processing++
+	q.processing.Add(1)
+	if q.locked {
+		q.metrics.get(item)
+		q.shard(item).set(item, stateProcessing)
+	}
 	return item
 }
 
@@ -393,23 +501,6 @@ func (q *Typed[T]) lenLocked() int {
 		return q.fifo.Len()
 	}
 	return q.queue.Len()
-}
-
-func (q *Typed[T]) setLocked(item T, s itemState) {
-	q.items[item] = s
-	if n := len(q.items); n > q.itemsPeak {
-		q.itemsPeak = n
-	}
-}
-
-// deleteLocked forgets item. Go maps never shrink, so once a burst has passed the map is
-// replaced to give its memory back.
-func (q *Typed[T]) deleteLocked(item T) {
-	delete(q.items, item)
-	if len(q.items) == 0 && q.itemsPeak > shrinkThreshold {
-		q.items = make(map[T]itemState)
-		q.itemsPeak = 0
-	}
 }
 
 // shrinkThreshold is the size above which an emptied map or buffer is reallocated.

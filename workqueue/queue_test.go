@@ -146,7 +146,6 @@ func TestBlockedGettersEachGetOneItem(t *testing.T) {
 		for _, it := range items {
 			q.Add(it)
 		}
-		q.Add("a") // "a" is now held by a getter: this add waits for Done
 		seen := map[string]bool{}
 		for _, ch := range results {
 			r := <-ch
@@ -155,6 +154,10 @@ func TestBlockedGettersEachGetOneItem(t *testing.T) {
 			}
 			seen[r.item] = true
 		}
+		// "a" is held by a getter whose Get has returned: this add waits for Done. (An Add
+		// before that Get returns is absorbed by the processing that Get starts, as in
+		// client-go, where the item would still be queued.)
+		q.Add("a")
 		if len(seen) != n || q.Len() != 0 {
 			t.Fatalf("got %v, Len %d", seen, q.Len())
 		}
@@ -351,21 +354,41 @@ func TestDefaultQueueDropsReferences(t *testing.T) {
 }
 
 func TestItemsMapShrinksAfterBurst(t *testing.T) {
-	q := NewTyped[int]()
-	defer q.ShutDown()
-	for i := range 2 * shrinkThreshold {
-		q.Add(i)
-	}
-	for range 2 * shrinkThreshold {
-		item, _ := q.Get()
-		q.Done(item)
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.itemsPeak != 0 || len(q.items) != 0 {
-		t.Fatalf("items map not replaced: peak %d, len %d", q.itemsPeak, len(q.items))
+	for _, locked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
+			cfg := TypedQueueConfig[int]{}
+			if locked {
+				cfg.Queue = &intFIFO{}
+			}
+			q := NewTypedWithConfig(cfg)
+			defer q.ShutDown()
+			// 8 times the threshold spreads well over shardShrinkThreshold items per shard.
+			for i := range 8 * shrinkThreshold {
+				q.Add(i)
+			}
+			for range 8 * shrinkThreshold {
+				item, _ := q.Get()
+				q.Done(item)
+			}
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			for i := range q.shards {
+				sh := &q.shards[i]
+				if sh.peak != 0 || sh.items != nil {
+					t.Fatalf("shard %d map not dropped: peak %d, len %d", i, sh.peak, len(sh.items))
+				}
+			}
+		})
 	}
 }
+
+// intFIFO is a custom Queue, which puts a queue in locked mode.
+type intFIFO struct{ items []int }
+
+func (f *intFIFO) Touch(int)       {}
+func (f *intFIFO) Push(item int)   { f.items = append(f.items, item) }
+func (f *intFIFO) Len() int        { return len(f.items) }
+func (f *intFIFO) Pop() (item int) { item, f.items = f.items[0], f.items[1:]; return item }
 
 func TestShrinkCap(t *testing.T) {
 	cases := []struct {

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+func init() {
+	for _, p := range []int{1, 4, 16} {
+		for _, dup := range []bool{false, true} {
+			kind := "unique"
+			if dup {
+				kind = "duplicates"
+			}
+			register(workload{
+				group: "workqueue",
+				name:  fmt.Sprintf("AddGetDone/workers=%d/%s", p, kind),
+				doc:   "p producers Add b.N items, p workers Get and Done them; unique cycles through 65536 items, duplicates through 64",
+				run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewQueue(), p, dup) },
+			})
+			if p == 4 {
+				register(workload{
+					group: "workqueue",
+					name:  fmt.Sprintf("AddGetDone/workers=%d/%s/metrics", p, kind),
+					doc:   "the same with a named queue whose metrics go to a provider of atomic metrics",
+					run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewMeteredQueue(), p, dup) },
+				})
+			}
+		}
+	}
+	register(workload{
+		group: "workqueue",
+		name:  "AddGetDone/sequential",
+		doc:   "one goroutine: Add, Get, Done of one item per op",
+		run: func(b *testing.B, impl *Impl) {
+			q := impl.NewQueue()
+			defer q.ShutDown()
+			b.ReportAllocs()
+			for i := range b.N {
+				q.Add(i)
+				item, _ := q.Get()
+				q.Done(item)
+			}
+		},
+	})
+	register(workload{
+		group: "workqueue",
+		name:  "DelayingAddAfter/drain100k",
+		doc:   "AddAfter of 100k items with spread delays on a fake clock, step past them, Get+Done all",
+		heavy: true,
+		run:   benchAddAfterDrain,
+	})
+	register(workload{
+		group: "workqueue",
+		name:  "DelayingAddAfter/parallel",
+		doc:   "AddAfter of new items from 4 goroutines; nothing becomes due",
+		run:   benchAddAfterParallel,
+	})
+	register(workload{
+		group: "workqueue",
+		name:  "RateLimited/AddRateLimited+Forget",
+		doc:   "AddRateLimited then Forget of one of 1000 keys per op, on a fake clock",
+		run: func(b *testing.B, impl *Impl) {
+			q := impl.NewRateLimitingQueue(testingclock.NewFakeClock(time.Now()))
+			defer q.ShutDown()
+			b.ReportAllocs()
+			for i := range b.N {
+				key := i % 1000
+				q.AddRateLimited(key)
+				q.Forget(key)
+			}
+		},
+	})
+}
+
+// benchAddGetDone: one op is one Add. p producers share b.N adds; p workers Get and Done until
+// the queue is shut down and empty.
+func benchAddGetDone(b *testing.B, q Queue, p int, dup bool) {
+	var workers sync.WaitGroup
+	var processed atomic.Int64
+	for range p {
+		workers.Go(func() {
+			n := int64(0)
+			defer func() { processed.Add(n) }()
+			for {
+				item, shutdown := q.Get()
+				if shutdown {
+					return
+				}
+				n++
+				q.Done(item)
+			}
+		})
+	}
+	var next atomic.Int64
+	var producers sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for range p {
+		producers.Go(func() {
+			for {
+				i := int(next.Add(1))
+				if i > b.N {
+					return
+				}
+				if dup {
+					i %= 64
+				} else {
+					i %= 1 << 16
+				}
+				q.Add(i)
+			}
+		})
+	}
+	producers.Wait()
+	q.ShutDown()
+	workers.Wait()
+	cpu.report(b)
+	// An Add that finds its item still queued is absorbed, so ns/op depends on how far the
+	// producers got ahead of the workers, which scheduling decides from run to run. items/add
+	// says how many Adds led to a Get; ns/item is the wall time per item processed.
+	if n := processed.Load(); n > 0 {
+		b.ReportMetric(float64(n)/float64(b.N), "items/add")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/item")
+	}
+}
+
+func benchAddAfterDrain(b *testing.B, impl *Impl) {
+	const n = 100_000
+	delays := make([]time.Duration, n)
+	x := uint64(1)
+	for i := range delays {
+		x = x*6364136223846793005 + 1442695040888963407
+		delays[i] = time.Duration(x>>33)%(10*time.Minute) + 1
+	}
+	b.ReportAllocs()
+	for range b.N {
+		fc := testingclock.NewFakeClock(time.Now())
+		q := impl.NewDelayingQueue(fc)
+		for i, d := range delays {
+			q.AddAfter(i, d)
+		}
+		fc.Step(11 * time.Minute)
+		for range n {
+			item, _ := q.Get()
+			q.Done(item)
+		}
+		q.ShutDown()
+	}
+}
+
+func benchAddAfterParallel(b *testing.B, impl *Impl) {
+	fc := testingclock.NewFakeClock(time.Now())
+	q := impl.NewDelayingQueue(fc)
+	defer q.ShutDown()
+	const producers = 4
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for range producers {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				q.AddAfter(int(i), time.Minute+time.Duration(i%1000)*time.Second)
+			}
+		})
+	}
+	wg.Wait()
+	cpu.report(b)
+}
