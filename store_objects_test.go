@@ -104,8 +104,8 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 	defer c.mu.RUnlock()
 	s := c.state
 	set := c.indexers.Load()
-	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.vals) || len(s.keys) != len(s.slots) {
-		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.vals), len(s.slots))
+	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.vals) || len(s.keys) != s.slots.len() {
+		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.vals), s.slots.len())
 	}
 	if len(s.indices) != len(set.funcs) {
 		t.Fatalf("%d indices for %d index functions", len(s.indices), len(set.funcs))
@@ -115,8 +115,8 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 		want[i] = map[string]map[string]bool{}
 	}
 	for slot, key := range s.keys {
-		if s.slots[key] != slot {
-			t.Fatalf("key %q is in slot %d but slots says %d", key, slot, s.slots[key])
+		if got, ok := s.slots.get(s.keys, key); !ok || got != slot {
+			t.Fatalf("key %q is in slot %d but slots says %d, %v", key, slot, got, ok)
 		}
 		for i, f := range set.funcs {
 			var now []string

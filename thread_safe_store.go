@@ -247,7 +247,7 @@ func (c *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if slot, ok := c.state.slots[key]; ok {
+	if slot, ok := c.state.slots.get(c.state.keys, key); ok {
 		return c.state.objs[slot], true
 	}
 	return nil, false
@@ -301,7 +301,7 @@ func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersi
 	for i := len(failed) - 1; i >= 0; i-- {
 		slot := failed[i]
 		key := next.keys[slot]
-		if old, ok := c.state.slots[key]; ok {
+		if old, ok := c.state.slots.get(c.state.keys, key); ok {
 			next.objs[slot] = c.state.objs[old]
 			copy(next.valsAt(slot), c.state.valsAt(old))
 			moveIndexEntries(next.indices, slot, nil, next.valsAt(slot))

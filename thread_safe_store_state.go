@@ -1,14 +1,14 @@
 package cache
 
 // storeState is the content of a threadSafeMap. Slot i holds keys[i] and objs[i], and slots
-// maps each key to its slot. The object's cached index values are valsAt(i): one list per index,
+// maps each key to its slot (a compact hash table, see keyTable). The object's cached index values are valsAt(i): one list per index,
 // stored flat in vals with a fixed stride (the number of indices), so they cost no allocation
 // of their own and an update overwrites them in place. indices[j] is the index at position j of
 // the store's indexerSet; it maps values to slots, so remove, which moves the last slot into the
 // freed one, moves that object's index entries too. A nil object has no values (all its lists
 // are nil).
 type storeState struct {
-	slots   map[string]int
+	slots   keyTable
 	keys    []string
 	objs    []interface{}
 	vals    [][]string
@@ -17,7 +17,7 @@ type storeState struct {
 
 func newStoreState(capacity, numIndices int) storeState {
 	s := storeState{
-		slots:   make(map[string]int, capacity),
+		slots:   newKeyTable(capacity),
 		keys:    make([]string, 0, capacity),
 		objs:    make([]interface{}, 0, capacity),
 		vals:    make([][]string, 0, capacity*numIndices),
@@ -40,7 +40,7 @@ func (s *storeState) valsAt(slot int) [][]string {
 // replaced by shared lists (see intern), and it is copied, never kept.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	s.intern(vals)
-	if slot, ok := s.slots[key]; ok {
+	if slot, ok := s.slots.get(s.keys, key); ok {
 		old := s.valsAt(slot)
 		moveIndexEntries(s.indices, slot, old, vals)
 		s.objs[slot] = obj
@@ -55,7 +55,7 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 		s.grow()
 	}
 	slot := len(s.keys)
-	s.slots[key] = slot
+	s.slots.insert(key, slot)
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
 	if vals == nil {
@@ -97,18 +97,19 @@ func (s *storeState) grow() {
 
 // remove deletes key and its index entries; the last slot moves into the freed one.
 func (s *storeState) remove(key string) {
-	slot, ok := s.slots[key]
-	if !ok {
+	pos := s.slots.find(s.keys, key)
+	if pos < 0 {
 		return
 	}
+	slot := s.slots.slotAt(pos)
 	moveIndexEntries(s.indices, slot, s.valsAt(slot), nil)
-	delete(s.slots, key)
+	s.slots.removeAt(pos)
 	last := len(s.keys) - 1
 	if slot != last {
 		moveSlot(s.indices, last, slot, s.valsAt(last))
+		s.slots.setSlotAt(s.slots.find(s.keys, s.keys[last]), slot)
 		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
 		copy(s.valsAt(slot), s.valsAt(last))
-		s.slots[s.keys[slot]] = slot
 	}
 	// Clear the vacated slot so the backing arrays do not keep the object alive.
 	s.keys[last], s.objs[last] = "", nil
@@ -131,7 +132,7 @@ func (s *storeState) remove(key string) {
 func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s storeState, failed []int, errs []error) {
 	k := len(set.funcs)
 	s = storeState{
-		slots:   make(map[string]int, len(keys)),
+		slots:   newKeyTable(len(keys)),
 		objs:    make([]interface{}, 0, len(keys)),
 		vals:    make([][]string, len(keys)*k),
 		indices: make([]index, k),
@@ -141,12 +142,14 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 	}
 	n := 0
 	for i, key := range keys {
-		if slot, ok := s.slots[key]; ok {
+		if slot, ok := s.slots.get(keys, key); ok {
 			s.objs[slot] = objs[i]
 			continue
 		}
-		s.slots[key] = n
+		// keys[:n] holds the keys placed so far; key moves down to slot n before the table
+		// can read it there.
 		keys[n] = key
+		s.slots.insert(key, n)
 		s.objs = append(s.objs, objs[i])
 		n++
 	}
