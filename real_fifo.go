@@ -101,7 +101,7 @@ type RealFIFO struct {
 	unlockWhileProcessing bool
 	emitDeltaTypeBookmark bool
 	identifier            InformerNameAndResource
-	metrics               fifoMetrics
+	metrics               *fifoMetrics
 	// timeAlways says that every process call is timed (metrics are published); otherwise
 	// only calls that may be logged as slow are.
 	timeAlways bool
