@@ -92,11 +92,21 @@ func (s *storeState) indexSlot(slot int, vals [][]string) {
 	}
 }
 
-// grow doubles the capacity of the slot slices. append alone grows large slices by only 1.25x,
-// which, summed over a store filled one object at a time, allocates about five times the final
-// size instead of two.
+// storeGrowQuarterAbove is the capacity from which the slot slices grow by a quarter instead of
+// doubling.
+const storeGrowQuarterAbove = 1 << 16
+
+// grow enlarges the slot slices. Up to storeGrowQuarterAbove slots it doubles them: append
+// alone grows by 1.25x from 256 elements on, which, summed over a store filled one object at a
+// time, allocates about five times the final size instead of two. Above, it grows them by a
+// quarter: a large store is filled by Replace (exactly sized) and then changes by a few objects
+// at a time, so the first Add after a 100k-object sync would otherwise keep 100k empty slots
+// (40 bytes each with one index) for good.
 func (s *storeState) grow() {
 	n := max(2*cap(s.keys), 16)
+	if c := cap(s.keys); c >= storeGrowQuarterAbove {
+		n = c + c/4
+	}
 	s.keys = append(make([]string, 0, n), s.keys...)
 	s.objs = append(make([]interface{}, 0, n), s.objs...)
 	s.cells = append(make([]*[]string, 0, n*len(s.indices)), s.cells...)
