@@ -66,12 +66,20 @@ func MetaNamespaceIndexFunc(obj interface{}) ([]string, error) {
 	return []string{accessor.GetNamespace()}, nil
 }
 
-// index maps each indexed value to the slots of the objects that have it: their positions in
-// the store's slot slices (see storeState). Slots rather than keys make a lookup by index read
-// the objects straight from the slot slices, without a key lookup per object, and an entry
-// costs 4 bytes instead of a 16-byte string header; the store moves an object's entries when
-// the object changes slot.
-type index map[string]slotSet
+// index maps each indexed value to its posting: the slots of the objects that have it, their
+// positions in the store's slot slices (see storeState). Slots rather than keys make a lookup
+// by index read the objects straight from the slot slices, without a key lookup per object, and
+// an entry costs 4 bytes instead of a 16-byte string header; the store moves an object's
+// entries when the object changes slot.
+type index map[string]*posting
+
+// posting is one value of an index and the objects that have it.
+type posting struct {
+	// value holds exactly the value. It is the cached value list of every object indexed
+	// under this value alone (their cells point to it), so it is never written to.
+	value []string
+	slots slotSet
+}
 
 // slotSet is a set of slots.
 type slotSet map[int32]struct{}
@@ -205,54 +213,65 @@ func sameValues(a, b []string) bool {
 	return true
 }
 
-// insert records that the object in slot has indexValue.
-func (idx index) insert(indexValue string, slot int) {
-	set := idx[indexValue]
-	if set == nil {
-		set = slotSet{}
-		idx[indexValue] = set
+// slotsOf returns the slots of the objects indexed under value (nil for none).
+func (idx index) slotsOf(value string) slotSet {
+	if p := idx[value]; p != nil {
+		return p.slots
 	}
-	set[int32(slot)] = struct{}{}
+	return nil
+}
+
+// insertAll records that the object in slot has the values vs and returns the cell to cache
+// them in: nil for none, the posting's list for one value, a pointer to vs for several. vs is
+// kept, never written to.
+func (idx index) insertAll(vs []string, slot int) *[]string {
+	switch len(vs) {
+	case 0:
+		return nil
+	case 1:
+		return &idx.insert(vs[:1:1], slot).value
+	}
+	for j := range vs {
+		idx.insert(vs[j:j+1:j+1], slot)
+	}
+	// A new header, not &vs: taking vs's address would move it to the heap on every call.
+	cell := new([]string)
+	*cell = vs
+	return cell
+}
+
+// insert records that the object in slot has the value value[0], and returns its posting. A
+// new posting keeps value as its list.
+func (idx index) insert(value []string, slot int) *posting {
+	p := idx[value[0]]
+	if p == nil {
+		p = &posting{value: value, slots: slotSet{}}
+		idx[value[0]] = p
+	}
+	p.slots[int32(slot)] = struct{}{}
+	return p
 }
 
 // remove forgets that the object in slot has indexValue. A value left without slots is
 // dropped, so short-lived values do not accumulate empty sets (kubernetes issue 84959).
 func (idx index) remove(indexValue string, slot int) {
-	set := idx[indexValue]
-	if set == nil {
+	p := idx[indexValue]
+	if p == nil {
 		return
 	}
-	delete(set, int32(slot))
-	if len(set) == 0 {
+	delete(p.slots, int32(slot))
+	if len(p.slots) == 0 {
 		delete(idx, indexValue)
 	}
 }
 
-// moveIndexEntries moves the entries of the object in slot in indices from the values old to
-// the values next (either may be nil). An index whose values did not change is not touched, the
-// common case of an update that keeps the object's namespace, labels and so on.
-func moveIndexEntries(indices []index, slot int, old, next [][]string) {
+// moveSlot moves the entries of the object with cached values cells from slot from to slot to.
+func moveSlot(indices []index, from, to int, cells []*[]string) {
 	for i, idx := range indices {
-		o, n := indexValuesAt(old, i), indexValuesAt(next, i)
-		if sameValues(o, n) {
-			continue
-		}
-		for _, v := range o {
-			idx.remove(v, slot)
-		}
-		for _, v := range n {
-			idx.insert(v, slot)
-		}
-	}
-}
-
-// moveSlot moves the entries of the object with values vals from slot from to slot to.
-func moveSlot(indices []index, from, to int, vals [][]string) {
-	for i, idx := range indices {
-		for _, v := range indexValuesAt(vals, i) {
-			if set := idx[v]; set != nil {
-				delete(set, int32(from))
-				set[int32(to)] = struct{}{}
+		for _, v := range cellValues(cells[i]) {
+			if p := idx[v]; p != nil {
+				delete(p.slots, int32(from))
+				p.slots[int32(to)] = struct{}{}
 			}
 		}
 	}

@@ -105,13 +105,17 @@ type fifoMetrics struct {
 	processingLatency  HistogramMetric
 }
 
-// newFIFOMetrics returns real metrics only for a reserved identity; a nil provider means the
-// global one.
+// noopFIFOMetrics are the metrics of every queue without a reserved identity; shared, and
+// never modified.
+var noopFIFOMetrics = &fifoMetrics{numberOfQueuedItem: noopMetric{}, processingLatency: noopMetric{}}
+
+// newFIFOMetrics returns real metrics only for a reserved identity (otherwise the shared no-op
+// ones, so an unnamed queue costs no allocation for them); a nil provider means the global one.
 func newFIFOMetrics(id InformerNameAndResource, provider InformerMetricsProvider) *fifoMetrics {
-	m := &fifoMetrics{numberOfQueuedItem: noopMetric{}, processingLatency: noopMetric{}}
 	if !id.Reserved() {
-		return m
+		return noopFIFOMetrics
 	}
+	m := &fifoMetrics{}
 	if provider == nil {
 		provider = globalInformerMetricsProvider()
 	}

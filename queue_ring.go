@@ -14,13 +14,23 @@ const (
 // queueRing is the FIFO storage of DeltaFIFO (keys) and RealFIFO (deltas): a growable ring
 // buffer. Unlike a slice that is re-sliced from the front, it reuses its storage, clears every
 // slot it hands out (so popped objects can be collected), and gives memory back once a burst
-// has drained. It has no lock; its owner guards it.
+// has drained. A queue that grows back within one drain of its last shrink — a backlog that
+// comes in waves, as when a steady stream outpaces the consumer — keeps the capacity it grew
+// back to from then on, instead of reallocating on every wave. It has no lock; its owner guards
+// it.
 //
 // The zero value is an empty ring. PushBack, PopFront and At are amortised O(1).
 type queueRing[T any] struct {
 	buf  []T // len(buf) is zero or a power of two
 	head int // index in buf of the front element
 	n    int // number of elements
+
+	// shrunkFrom is the capacity before the last drain began shrinking the buffer, and
+	// popsSinceShrink the pops since; a growth to at most shrunkFrom within shrunkFrom pops
+	// raises floor, the capacity the buffer no longer shrinks below, to the new size.
+	shrunkFrom      int
+	popsSinceShrink int
+	floor           int
 }
 
 // Len returns the number of queued elements.
@@ -34,7 +44,11 @@ func (r *queueRing[T]) At(i int) T {
 // PushBack appends v.
 func (r *queueRing[T]) PushBack(v T) {
 	if r.n == len(r.buf) {
-		r.resize(max(queueRingFirstCap, 2*len(r.buf)))
+		size := max(queueRingFirstCap, 2*len(r.buf))
+		if size <= r.shrunkFrom && r.popsSinceShrink < r.shrunkFrom {
+			r.floor = max(r.floor, size)
+		}
+		r.resize(size)
 	}
 	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
 	r.n++
@@ -47,12 +61,17 @@ func (r *queueRing[T]) PopFront() T {
 	r.buf[r.head] = zero
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
+	r.popsSinceShrink++
 	if r.n == 0 {
 		r.head = 0
 	}
 	// Shrink once three quarters are unused, so that a drained burst does not pin memory;
 	// halving at a quarter keeps the amortised cost of PushBack/PopFront constant.
-	if len(r.buf) > queueRingMinCap && r.n <= len(r.buf)/4 {
+	if len(r.buf) > max(queueRingMinCap, r.floor) && r.n <= len(r.buf)/4 {
+		// A drain halves the buffer several times; remember the capacity it started from.
+		if len(r.buf) > r.shrunkFrom || r.popsSinceShrink >= r.shrunkFrom {
+			r.shrunkFrom, r.popsSinceShrink = len(r.buf), 0
+		}
 		r.resize(len(r.buf) / 2)
 	}
 	return v

@@ -821,12 +821,17 @@ func TestQueueRing(t *testing.T) {
 		name string
 		// ops: positive n pushes n values, negative n pops -n values.
 		ops []int
+		// wantCap is the capacity after the last op; 0 is not checked.
+		wantCap int
 	}{
-		{"empty", nil},
-		{"fill and drain", []int{100, -100}},
-		{"wrap around", []int{10, -5, 12, -10, 30, -37}},
-		{"shrink after burst", []int{5000, -4990, 3, -13}},
-		{"interleaved", []int{1, -1, 1, 1, -2, 17, -3, 40, -54}},
+		{"empty", nil, 0},
+		{"fill and drain", []int{100, -100}, 0},
+		{"wrap around", []int{10, -5, 12, -10, 30, -37}, 0},
+		{"shrink after burst", []int{5000, -4990, 3, -13}, queueRingMinCap},
+		{"a burst that recurs keeps its capacity", []int{5000, -4990, 4990, -4990}, 8192},
+		// 8192 pops at a small backlog after the drain: the next burst is a new one.
+		{"a burst that recurs much later may shrink", slices.Concat([]int{5000, -5000}, slices.Repeat([]int{16, -16}, 512), []int{5000, -5000}), queueRingMinCap},
+		{"interleaved", []int{1, -1, 1, 1, -2, 17, -3, 40, -54}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -853,9 +858,12 @@ func TestQueueRing(t *testing.T) {
 						t.Fatalf("At(%d) = %d, want %d", i, got, want)
 					}
 				}
-				if len(r.buf) > queueRingMinCap && r.Len() < len(r.buf)/4 {
+				if len(r.buf) > max(queueRingMinCap, r.floor) && r.Len() < len(r.buf)/4 {
 					t.Fatalf("capacity %d kept for %d elements", len(r.buf), r.Len())
 				}
+			}
+			if tc.wantCap != 0 && len(r.buf) != tc.wantCap {
+				t.Errorf("capacity %d after the last op, want %d", len(r.buf), tc.wantCap)
 			}
 		})
 	}

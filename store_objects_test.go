@@ -104,8 +104,8 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 	defer c.mu.RUnlock()
 	s := c.state
 	set := c.indexers.Load()
-	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.vals) || len(s.keys) != len(s.slots) {
-		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.vals), len(s.slots))
+	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.cells) || len(s.keys) != s.slots.len() {
+		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.cells), s.slots.len())
 	}
 	if len(s.indices) != len(set.funcs) {
 		t.Fatalf("%d indices for %d index functions", len(s.indices), len(set.funcs))
@@ -115,8 +115,8 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 		want[i] = map[string]map[string]bool{}
 	}
 	for slot, key := range s.keys {
-		if s.slots[key] != slot {
-			t.Fatalf("key %q is in slot %d but slots says %d", key, slot, s.slots[key])
+		if got, ok := s.slots.get(s.keys, key); !ok || got != slot {
+			t.Fatalf("key %q is in slot %d but slots says %d, %v", key, slot, got, ok)
 		}
 		for i, f := range set.funcs {
 			var now []string
@@ -126,8 +126,14 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 					t.Fatalf("stored object %q fails index %q: %v", key, set.names[i], err)
 				}
 			}
-			if cached := s.valsAt(slot)[i]; !sameValues(cached, now) {
+			cell := s.cellsAt(slot)[i]
+			if cached := cellValues(cell); !sameValues(cached, now) {
 				t.Fatalf("key %q index %q: cached values %q, index function says %q", key, set.names[i], cached, now)
+			}
+			if len(now) == 1 {
+				if p := s.indices[i][now[0]]; p == nil || cell != &p.value {
+					t.Fatalf("key %q index %q: single value %q is not cached as its posting's list", key, set.names[i], now[0])
+				}
 			}
 			for _, v := range now {
 				if want[i][v] == nil {
@@ -141,7 +147,11 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 		if len(idx) != len(want[i]) {
 			t.Fatalf("index %q has %d values, want %d", set.names[i], len(idx), len(want[i]))
 		}
-		for v, slots := range idx {
+		for v, p := range idx {
+			if len(p.value) != 1 || p.value[0] != v {
+				t.Fatalf("index %q: posting of %q holds %q", set.names[i], v, p.value)
+			}
+			slots := p.slots
 			if len(slots) == 0 {
 				t.Fatalf("index %q keeps an empty set for %q", set.names[i], v)
 			}

@@ -247,7 +247,7 @@ func (c *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if slot, ok := c.state.slots[key]; ok {
+	if slot, ok := c.state.slots.get(c.state.keys, key); ok {
 		return c.state.objs[slot], true
 	}
 	return nil, false
@@ -301,10 +301,9 @@ func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersi
 	for i := len(failed) - 1; i >= 0; i-- {
 		slot := failed[i]
 		key := next.keys[slot]
-		if old, ok := c.state.slots[key]; ok {
+		if old, ok := c.state.slots.get(c.state.keys, key); ok {
 			next.objs[slot] = c.state.objs[old]
-			copy(next.valsAt(slot), c.state.valsAt(old))
-			moveIndexEntries(next.indices, slot, nil, next.valsAt(slot))
+			next.indexSlot(slot, c.state.valuesAt(old))
 		} else {
 			next.remove(key)
 		}
@@ -332,11 +331,11 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	defer c.mu.RUnlock()
 	idx := c.state.indices[pos]
 	if len(values) == 1 {
-		return c.objectsLocked(idx[values[0]]), nil
+		return c.objectsLocked(idx.slotsOf(values[0])), nil
 	}
 	slots := slotSet{}
 	for _, v := range values {
-		for slot := range idx[v] {
+		for slot := range idx.slotsOf(v) {
 			slots[slot] = struct{}{}
 		}
 	}
@@ -370,7 +369,7 @@ func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, 
 	if err != nil {
 		return nil, err
 	}
-	return c.objectsLocked(idx[indexedValue]), nil
+	return c.objectsLocked(idx.slotsOf(indexedValue)), nil
 }
 
 // IndexKeys returns, sorted, the keys of the stored objects whose values for the named index
@@ -382,7 +381,7 @@ func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, err
 	if err != nil {
 		return nil, err
 	}
-	set := idx[indexedValue]
+	set := idx.slotsOf(indexedValue)
 	keys := make([]string, 0, len(set))
 	for slot := range set {
 		keys = append(keys, c.state.keys[slot])
@@ -453,25 +452,22 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 			return err
 		}
 	}
-	// Widen every slot's values from the old number of indices to the new one.
+	// Widen every slot's cells from the old number of indices to the new one, and index the
+	// objects with the new functions.
 	from, to := len(set.funcs), len(next.funcs)
-	widened := make([][]string, len(c.state.keys)*to)
+	widened := make([]*[]string, len(c.state.keys)*to)
 	for slot := range c.state.keys {
-		row := widened[slot*to : (slot+1)*to]
-		copy(row, c.state.valsAt(slot))
-		if vals[slot] != nil { // nil for a nil object: indexed under nothing
-			copy(row[from:], vals[slot][from:])
-		}
+		copy(widened[slot*to:], c.state.cellsAt(slot))
 	}
 	for range newIndexers {
 		c.state.indices = append(c.state.indices, index{})
 	}
-	c.state.vals = widened
+	c.state.cells = widened
 	for slot := range c.state.keys {
-		for i, vs := range c.state.valsAt(slot)[from:] {
-			for _, value := range vs {
-				c.state.indices[from+i].insert(value, slot)
-			}
+		cells := c.state.cellsAt(slot)
+		for i := from; i < to; i++ {
+			// vals[slot] is nil for a nil object: indexed under nothing.
+			cells[i] = c.state.indices[i].insertAll(indexValuesAt(vals[slot], i), slot)
 		}
 	}
 	c.indexers.Store(next)

@@ -1,26 +1,27 @@
 package cache
 
 // storeState is the content of a threadSafeMap. Slot i holds keys[i] and objs[i], and slots
-// maps each key to its slot. The object's cached index values are valsAt(i): one list per index,
-// stored flat in vals with a fixed stride (the number of indices), so they cost no allocation
-// of their own and an update overwrites them in place. indices[j] is the index at position j of
-// the store's indexerSet; it maps values to slots, so remove, which moves the last slot into the
-// freed one, moves that object's index entries too. A nil object has no values (all its lists
-// are nil).
+// maps each key to its slot (a compact hash table, see keyTable). The object's cached index
+// values are cellsAt(i): one cell per index, stored flat in cells with a fixed stride (the
+// number of indices). A cell is nil for no value, points into the index's posting for exactly
+// one value (so the objects that share a value — a namespace, a node — share its list and pay
+// 8 bytes each), and points to a list of its own for several values. indices[j] is the index at
+// position j of the store's indexerSet; it maps values to slots, so remove, which moves the last
+// slot into the freed one, moves that object's index entries too. A nil object has no values.
 type storeState struct {
-	slots   map[string]int
+	slots   keyTable
 	keys    []string
 	objs    []interface{}
-	vals    [][]string
+	cells   []*[]string
 	indices []index
 }
 
 func newStoreState(capacity, numIndices int) storeState {
 	s := storeState{
-		slots:   make(map[string]int, capacity),
+		slots:   newKeyTable(capacity),
 		keys:    make([]string, 0, capacity),
 		objs:    make([]interface{}, 0, capacity),
-		vals:    make([][]string, 0, capacity*numIndices),
+		cells:   make([]*[]string, 0, capacity*numIndices),
 		indices: make([]index, numIndices),
 	}
 	for i := range s.indices {
@@ -29,96 +30,117 @@ func newStoreState(capacity, numIndices int) storeState {
 	return s
 }
 
-// valsAt returns the cached index values of slot, aliasing vals.
-func (s *storeState) valsAt(slot int) [][]string {
+// cellsAt returns the cached index values of slot, aliasing cells.
+func (s *storeState) cellsAt(slot int) []*[]string {
 	k := len(s.indices)
-	return s.vals[slot*k : (slot+1)*k : (slot+1)*k]
+	return s.cells[slot*k : (slot+1)*k : (slot+1)*k]
+}
+
+// valuesAt returns a fresh list of slot's cached values, one per index.
+func (s *storeState) valuesAt(slot int) [][]string {
+	cells := s.cellsAt(slot)
+	vals := make([][]string, len(cells))
+	for i, c := range cells {
+		vals[i] = cellValues(c)
+	}
+	return vals
+}
+
+// cellValues returns the values a cell holds.
+func cellValues(c *[]string) []string {
+	if c == nil {
+		return nil
+	}
+	return *c
 }
 
 // put stores obj with its index values under key, moving the key's index entries. vals has
-// one list per index, or is nil for an object indexed under nothing; its elements may be
-// replaced by shared lists (see intern), and it is copied, never kept.
+// one list per index, or is nil for an object indexed under nothing. A single-value list may
+// become an index's posting list; no list is ever written to.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
-	s.intern(vals)
-	if slot, ok := s.slots[key]; ok {
-		old := s.valsAt(slot)
-		moveIndexEntries(s.indices, slot, old, vals)
-		s.objs[slot] = obj
-		if vals == nil {
-			clear(old)
-		} else {
-			copy(old, vals)
+	if slot, ok := s.slots.get(s.keys, key); ok {
+		cells := s.cellsAt(slot)
+		for i, idx := range s.indices {
+			n := indexValuesAt(vals, i)
+			if sameValues(cellValues(cells[i]), n) {
+				continue
+			}
+			for _, v := range cellValues(cells[i]) {
+				idx.remove(v, slot)
+			}
+			cells[i] = idx.insertAll(n, slot)
 		}
+		s.objs[slot] = obj
 		return
 	}
 	if len(s.keys) == cap(s.keys) {
 		s.grow()
 	}
 	slot := len(s.keys)
-	s.slots[key] = slot
+	s.slots.insert(key, slot)
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
-	if vals == nil {
-		s.vals = append(s.vals, make([][]string, len(s.indices))...)
-	} else {
-		s.vals = append(s.vals, vals...)
-	}
-	moveIndexEntries(s.indices, slot, nil, vals)
+	s.cells = append(s.cells, make([]*[]string, len(s.indices))...)
+	s.indexSlot(slot, vals)
 }
 
-// intern replaces every single-value list of vals whose value some stored object already has
-// by that object's cached list, so that objects sharing a value (a namespace, a node) share
-// one list instead of keeping a 16-byte array each — the common case, as most index functions
-// return one value. Cached lists are never written to, so sharing them is safe.
-func (s *storeState) intern(vals [][]string) {
-	k := len(s.indices)
-	for i, vs := range vals {
-		if len(vs) != 1 {
-			continue
-		}
-		for slot := range s.indices[i][vs[0]] {
-			if shared := s.vals[int(slot)*k+i]; len(shared) == 1 && shared[0] == vs[0] {
-				vals[i] = shared
-			}
-			break
-		}
+// indexSlot records vals, one list per index (or nil), as the values of slot, which has none.
+func (s *storeState) indexSlot(slot int, vals [][]string) {
+	cells := s.cellsAt(slot)
+	for i, idx := range s.indices {
+		cells[i] = idx.insertAll(indexValuesAt(vals, i), slot)
 	}
 }
 
-// grow doubles the capacity of the slot slices. append alone grows large slices by only 1.25x,
-// which, summed over a store filled one object at a time, allocates about five times the final
-// size instead of two.
+// storeGrowQuarterAbove is the capacity from which the slot slices grow by a quarter instead of
+// doubling.
+const storeGrowQuarterAbove = 1 << 16
+
+// grow enlarges the slot slices. Up to storeGrowQuarterAbove slots it doubles them: append
+// alone grows by 1.25x from 256 elements on, which, summed over a store filled one object at a
+// time, allocates about five times the final size instead of two. Above, it grows them by a
+// quarter: a large store is filled by Replace (exactly sized) and then changes by a few objects
+// at a time, so the first Add after a 100k-object sync would otherwise keep 100k empty slots
+// (40 bytes each with one index) for good.
 func (s *storeState) grow() {
 	n := max(2*cap(s.keys), 16)
+	if c := cap(s.keys); c >= storeGrowQuarterAbove {
+		n = c + c/4
+	}
 	s.keys = append(make([]string, 0, n), s.keys...)
 	s.objs = append(make([]interface{}, 0, n), s.objs...)
-	s.vals = append(make([][]string, 0, n*len(s.indices)), s.vals...)
+	s.cells = append(make([]*[]string, 0, n*len(s.indices)), s.cells...)
 }
 
 // remove deletes key and its index entries; the last slot moves into the freed one.
 func (s *storeState) remove(key string) {
-	slot, ok := s.slots[key]
-	if !ok {
+	pos := s.slots.find(s.keys, key)
+	if pos < 0 {
 		return
 	}
-	moveIndexEntries(s.indices, slot, s.valsAt(slot), nil)
-	delete(s.slots, key)
+	slot := s.slots.slotAt(pos)
+	for i, c := range s.cellsAt(slot) {
+		for _, v := range cellValues(c) {
+			s.indices[i].remove(v, slot)
+		}
+	}
+	s.slots.removeAt(pos)
 	last := len(s.keys) - 1
 	if slot != last {
-		moveSlot(s.indices, last, slot, s.valsAt(last))
+		moveSlot(s.indices, last, slot, s.cellsAt(last))
+		s.slots.setSlotAt(s.slots.find(s.keys, s.keys[last]), slot)
 		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
-		copy(s.valsAt(slot), s.valsAt(last))
-		s.slots[s.keys[slot]] = slot
+		copy(s.cellsAt(slot), s.cellsAt(last))
 	}
 	// Clear the vacated slot so the backing arrays do not keep the object alive.
 	s.keys[last], s.objs[last] = "", nil
-	clear(s.valsAt(last))
+	clear(s.cellsAt(last))
 	k := len(s.indices)
-	s.keys, s.objs, s.vals = s.keys[:last], s.objs[:last], s.vals[:last*k]
+	s.keys, s.objs, s.cells = s.keys[:last], s.objs[:last], s.cells[:last*k]
 	if c := cap(s.keys); c > 1024 && last < c/4 {
 		s.keys = append(make([]string, 0, 2*last), s.keys...)
 		s.objs = append(make([]interface{}, 0, 2*last), s.objs...)
-		s.vals = append(make([][]string, 0, 2*last*k), s.vals...)
+		s.cells = append(make([]*[]string, 0, 2*last*k), s.cells...)
 	}
 }
 
@@ -131,9 +153,9 @@ func (s *storeState) remove(key string) {
 func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s storeState, failed []int, errs []error) {
 	k := len(set.funcs)
 	s = storeState{
-		slots:   make(map[string]int, len(keys)),
+		slots:   newKeyTable(len(keys)),
 		objs:    make([]interface{}, 0, len(keys)),
-		vals:    make([][]string, len(keys)*k),
+		cells:   make([]*[]string, len(keys)*k),
 		indices: make([]index, k),
 	}
 	for i := range s.indices {
@@ -141,38 +163,34 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 	}
 	n := 0
 	for i, key := range keys {
-		if slot, ok := s.slots[key]; ok {
+		if slot, ok := s.slots.get(keys, key); ok {
 			s.objs[slot] = objs[i]
 			continue
 		}
-		s.slots[key] = n
+		// keys[:n] holds the keys placed so far; key moves down to slot n before the table
+		// can read it there.
 		keys[n] = key
+		s.slots.insert(key, n)
 		s.objs = append(s.objs, objs[i])
 		n++
 	}
 	clear(keys[n:])
 	s.keys = keys[:n]
-	s.vals = s.vals[:n*k]
+	s.cells = s.cells[:n*k]
 	if len(set.funcs) == 0 {
 		return s, nil, nil
 	}
+	vals := make([][]string, k)
 	for slot, key := range s.keys {
 		if s.objs[slot] == nil {
 			continue
 		}
-		vals := s.valsAt(slot)
 		if err := set.valuesInto(key, s.objs[slot], 0, vals); err != nil {
-			clear(vals)
 			failed = append(failed, slot)
 			errs = append(errs, err)
 			continue
 		}
-		s.intern(vals)
-		for i, vs := range vals {
-			for _, v := range vs {
-				s.indices[i].insert(v, slot)
-			}
-		}
+		s.indexSlot(slot, vals)
 	}
 	return s, failed, errs
 }

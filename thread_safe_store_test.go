@@ -203,3 +203,37 @@ func TestThreadSafeStoreConcurrency(t *testing.T) {
 	wg.Wait()
 	storeTestCheckState(t, s.(*cache).storage)
 }
+
+// TestThreadSafeStoreSlack checks how much room the slot slices keep after a store grows past
+// its exact size: a small store doubles, a large one (typically filled by Replace and then
+// changed a few objects at a time) grows by a quarter, and either way the content stays
+// consistent.
+func TestThreadSafeStoreSlack(t *testing.T) {
+	cases := []struct {
+		name    string
+		listed  int
+		wantCap int
+	}{
+		{"small store doubles", 1000, 2000},
+		{"large store grows by a quarter", storeGrowQuarterAbove + 10, (storeGrowQuarterAbove + 10) * 5 / 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newThreadSafeMap(Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+			items := make(map[string]interface{}, tc.listed)
+			for i := range tc.listed {
+				key := fmt.Sprint("ns", i%7, "/o", i)
+				items[key] = storeTestPod(fmt.Sprint("ns", i%7), fmt.Sprint("o", i), "1")
+			}
+			c.Replace(items, "1")
+			c.Add("ns0/extra", storeTestPod("ns0", "extra", "2"))
+			if got := cap(c.state.keys); got != tc.wantCap {
+				t.Errorf("capacity %d after one Add to %d objects, want %d", got, tc.listed, tc.wantCap)
+			}
+			if got := cap(c.state.cells); got != tc.wantCap {
+				t.Errorf("cell capacity %d, want %d (one index)", got, tc.wantCap)
+			}
+			storeTestCheckState(t, c)
+		})
+	}
+}

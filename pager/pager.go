@@ -128,6 +128,13 @@ func (p *ListPager) list(ctx context.Context, options metav1.ListOptions, alloc 
 	// holds no spare capacity and no item is copied more than twice.
 	var first metav1.ListInterface
 	var chunks [][]runtime.Object
+	// One collector for every page: a closure made per page would cost two allocations
+	// each (itself and the chunk it captures).
+	var chunk []runtime.Object
+	collect := func(item runtime.Object) error {
+		chunk = append(chunk, item)
+		return nil
+	}
 	total := 0
 	paginated := false
 	for {
@@ -159,11 +166,8 @@ func (p *ListPager) list(ctx context.Context, options metav1.ListOptions, alloc 
 		if first == nil {
 			first = m
 		}
-		chunk := make([]runtime.Object, 0, meta.LenList(obj))
-		if err := each(obj, func(item runtime.Object) error {
-			chunk = append(chunk, item)
-			return nil
-		}); err != nil {
+		chunk = make([]runtime.Object, 0, meta.LenList(obj))
+		if err := each(obj, collect); err != nil {
 			return nil, paginated, err
 		}
 		chunks = append(chunks, chunk)

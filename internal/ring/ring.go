@@ -10,7 +10,10 @@ const defaultMinCapacity = 16
 // (a power of two), but never below the capacity given to New. The gap between the two
 // thresholds keeps a queue that hovers around one size from resizing on every operation, so
 // Push and Pop cost amortised O(1), and a queue that once held a large burst gives that memory
-// back as it drains, in few steps (client-go's buffer.RingGrowing never shrinks).
+// back as it drains, in few steps (client-go's buffer.RingGrowing never shrinks). A Ring that
+// grows back within one drain of its last shrink — a backlog that comes and goes, such as a
+// handler slower than a steady stream of events — keeps the capacity it grew back to from then
+// on, instead of reallocating on every wave; Reset forgets it.
 //
 // Popped slots are cleared, so the Ring does not keep popped values reachable.
 //
@@ -21,6 +24,13 @@ type Ring[T any] struct {
 	head int // index of the oldest element
 	n    int // number of elements
 	min  int // capacity never shrinks below this
+
+	// shrunkFrom is the capacity before the last shrink, and popsSinceShrink the pops since
+	// then; a growth to at most shrunkFrom within shrunkFrom pops raises floor to the new size.
+	shrunkFrom      int
+	popsSinceShrink int
+	// floor is the capacity the Ring no longer shrinks below because its backlog recurs.
+	floor int
 }
 
 // New returns an empty Ring that allocates minCapacity slots on first Push (rounded up to a
@@ -41,6 +51,11 @@ func roundUp(n int) int {
 		c <<= 1
 	}
 	return c
+}
+
+// shrinkFloor returns the capacity Pop never shrinks below.
+func (r *Ring[T]) shrinkFloor() int {
+	return max(r.minCapacity(), r.floor)
 }
 
 func (r *Ring[T]) minCapacity() int {
@@ -67,6 +82,9 @@ func (r *Ring[T]) Push(v T) {
 		if size == 0 {
 			size = r.minCapacity()
 		}
+		if size <= r.shrunkFrom && r.popsSinceShrink < r.shrunkFrom {
+			r.floor = max(r.floor, size)
+		}
 		r.resize(size)
 	}
 	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
@@ -84,10 +102,15 @@ func (r *Ring[T]) Pop() (v T, ok bool) {
 	r.buf[r.head] = zero
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	if r.n <= len(r.buf)/8 && len(r.buf) > r.minCapacity() {
-		size := r.minCapacity()
+	r.popsSinceShrink++
+	if low := r.shrinkFloor(); r.n <= len(r.buf)/8 && len(r.buf) > low {
+		size := low
 		for size < 2*r.n {
 			size <<= 1
+		}
+		// A drain shrinks in a few steps; the first, largest capacity is the one to remember.
+		if len(r.buf) > r.shrunkFrom || r.popsSinceShrink >= r.shrunkFrom {
+			r.shrunkFrom, r.popsSinceShrink = len(r.buf), 0
 		}
 		r.resize(size)
 	}
@@ -105,6 +128,7 @@ func (r *Ring[T]) Peek() (v T, ok bool) {
 // Reset drops every element and releases the buffer. O(1).
 func (r *Ring[T]) Reset() {
 	r.buf, r.head, r.n = nil, 0, 0
+	r.shrunkFrom, r.popsSinceShrink, r.floor = 0, 0, 0
 }
 
 // resize moves the elements, in order, to a new slice of the given power-of-two size.

@@ -2,6 +2,7 @@ package ring
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -20,6 +21,8 @@ func TestRingFIFO(t *testing.T) {
 		{name: "wraps around", min: 4, ops: "pppooopppp", wantLen: 4, wantCap: 4},
 		{name: "grows while wrapped", min: 4, ops: "pppoopppppp", wantLen: 7, wantCap: 8},
 		{name: "shrinks after draining", min: 4, ops: "pppppppppppppppppoooooooooooooooo", wantLen: 1, wantCap: 4},
+		{name: "a backlog that recurs keeps its capacity", min: 4, ops: strings.Repeat("p", 17) + strings.Repeat("o", 16) + strings.Repeat("p", 16) + strings.Repeat("o", 16), wantLen: 1, wantCap: 32},
+		{name: "a backlog that recurs much later may shrink", min: 4, ops: strings.Repeat("p", 17) + strings.Repeat("o", 16) + strings.Repeat("po", 32) + strings.Repeat("p", 16) + strings.Repeat("o", 16), wantLen: 1, wantCap: 4},
 		{name: "never below the minimum", min: 8, ops: "ppppppppppoooooooooo", wantLen: 0, wantCap: 8},
 		{name: "minimum rounded to a power of two", min: 5, ops: "p", wantLen: 1, wantCap: 8},
 		{name: "zero value minimum", min: -1, ops: "p", wantLen: 1, wantCap: defaultMinCapacity},
@@ -129,7 +132,7 @@ func TestRingAgainstSlice(t *testing.T) {
 			if c := r.Cap(); c != 0 && (c&(c-1) != 0 || c < r.Len()) {
 				t.Fatalf("seed %d op %d: bad capacity %d for %d elements", seed, i, c, r.Len())
 			}
-			if c := r.Cap(); c > r.minCapacity() && r.Len() < c/8 {
+			if c := r.Cap(); c > r.shrinkFloor() && r.Len() < c/8 {
 				t.Fatalf("seed %d op %d: capacity %d kept for only %d elements", seed, i, c, r.Len())
 			}
 		}
