@@ -63,41 +63,48 @@ const (
 	watchList = "watch-list" // a streaming watch-list, client-go v0.37's default
 )
 
-// newPodSource serves the pods that items returns at the time of each call, every one a fresh
-// deep copy, as a client decoding the server's answer hands out.
-func newPodSource(mode string, items func() *v1.PodList) *source {
+// podSet is what a pod source serves: pods 0..n-1 at list resource version rv, each made
+// afresh by pod on every call (nil: the pod does not exist), so that the source holds no copy
+// of its own and hands out new objects, as a client decoding the server's answer does.
+type podSet struct {
+	n   int
+	rv  string
+	pod func(i int) *v1.Pod
+}
+
+// newPodSource serves the pods of the set that set returns at the time of each call.
+func newPodSource(mode string, set func() *podSet) *source {
 	s := &source{watched: make(chan struct{}, 16)}
 	s.list = func(options metav1.ListOptions) runtime.Object {
-		all := items()
-		start := 0
+		all := set()
+		i := 0
 		if options.Continue != "" {
-			start, _ = strconv.Atoi(options.Continue)
+			i, _ = strconv.Atoi(options.Continue)
 		}
-		end := len(all.Items)
-		if mode == paged && options.Limit > 0 && int64(end-start) > options.Limit {
-			end = start + int(options.Limit)
+		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: all.rv}}
+		for ; i < all.n && (mode != paged || options.Limit <= 0 || int64(len(list.Items)) < options.Limit); i++ {
+			if p := all.pod(i); p != nil {
+				list.Items = append(list.Items, *p)
+			}
 		}
-		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: all.ResourceVersion}}
-		list.Items = make([]v1.Pod, end-start)
-		for i := range list.Items {
-			all.Items[start+i].DeepCopyInto(&list.Items[i])
-		}
-		if end < len(all.Items) {
-			list.Continue = strconv.Itoa(end)
+		if i < all.n {
+			list.Continue = strconv.Itoa(i)
 		}
 		return list
 	}
 	if mode == watchList {
 		s.stream = func(w *watch.FakeWatcher) {
-			all := items()
-			for i := range all.Items {
+			all := set()
+			for i := range all.n {
 				if i > 0 && int64(i)%(max(1, s.sampleEvery.Load())*500) == 0 {
 					s.sample()
 				}
-				w.Add(all.Items[i].DeepCopy())
+				if p := all.pod(i); p != nil {
+					w.Add(p)
+				}
 			}
 			w.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
-				ResourceVersion: all.ResourceVersion,
+				ResourceVersion: all.rv,
 				Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
 			}})
 		}

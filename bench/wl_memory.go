@@ -103,38 +103,41 @@ func (s *forcedSampler) sample() {
 }
 
 func benchRelist(b *testing.B, impl *Impl, mode string, n, changedPer1000, deletedPer1000 int) {
-	first := podList(n, 100, true)
-	second := first.DeepCopy()
-	second.ResourceVersion = "2"
-	kept := second.Items[:0]
-	deleted := 0
-	for i, p := range second.Items {
-		switch {
-		case deletedPer1000 > 0 && i%1000 < deletedPer1000:
-			deleted++
-			continue
-		case i%1000 < deletedPer1000+changedPer1000:
+	first := &podSet{n: n, rv: "1", pod: func(i int) *v1.Pod { return realisticPod(i, 100, "1") }}
+	second := &podSet{n: n, rv: "2", pod: func(i int) *v1.Pod {
+		if deletedPer1000 > 0 && i%1000 < deletedPer1000 {
+			return nil
+		}
+		p := realisticPod(i, 100, "1")
+		if i%1000 < deletedPer1000+changedPer1000 {
 			p.ResourceVersion = "2"
 			p.Status.Conditions[1].Status = v1.ConditionFalse
 		}
-		kept = append(kept, p)
+		return p
+	}}
+	kept, deleted, last := 0, 0, 0
+	for i := range n {
+		if i%1000 < deletedPer1000 {
+			deleted++
+			continue
+		}
+		kept, last = kept+1, i
 	}
-	second.Items = kept
 	// The sentinel is a watch event sent after the relist: once the handler has it, every
 	// notification of the relist has been delivered, whatever the implementation sends for
 	// unchanged objects.
-	sentinel := kept[len(kept)-1].DeepCopy()
+	sentinel := second.pod(last)
 	sentinel.ResourceVersion = "3"
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
-		var current atomic.Pointer[v1.PodList]
+		var current atomic.Pointer[podSet]
 		current.Store(first)
 		src := newPodSource(mode, current.Load)
 		base := liveHeap()
 		inf := impl.NewInformer(src, &v1.Pod{})
 		var updates, deletes atomic.Int64
-		every := int64(max(1, len(kept)/4))
+		every := int64(max(1, kept/4))
 		var sawSentinel atomic.Bool
 		if err := inf.AddHandler(Handler{
 			Update: func(_, obj interface{}) {
@@ -166,12 +169,12 @@ func benchRelist(b *testing.B, impl *Impl, mode string, n, changedPer1000, delet
 		peak := sampler.finish()
 		b.StopTimer()
 		src.setSample(nil, 0)
-		checkRelisted(b, inf.Indexer(), second, sentinel)
-		if u, d := updates.Load(), deletes.Load(); u != int64(len(kept)) || d != int64(deleted) {
+		checkRelisted(b, inf.Indexer(), second, kept, sentinel)
+		if u, d := updates.Load(), deletes.Load(); u != int64(kept) || d != int64(deleted) {
 			// Both libraries send an update for every object still present and a delete for
 			// every vanished one; say so if that ever changes.
 			fmt.Fprintf(os.Stderr, "bench: %s relist/%s: %d updates and %d deletes, want %d and %d\n",
-				impl.Name, mode, u, d, len(kept), deleted)
+				impl.Name, mode, u, d, kept, deleted)
 		}
 		cache := float64(synced) - float64(base)
 		b.ReportMetric(cache, "cache-B")
@@ -181,19 +184,19 @@ func benchRelist(b *testing.B, impl *Impl, mode string, n, changedPer1000, delet
 		goruntime.KeepAlive(inf)
 		b.StartTimer()
 	}
-	goruntime.KeepAlive(first)
-	goruntime.KeepAlive(second)
 }
 
-// checkRelisted fails b unless the informer's cache holds exactly want's pods (the last one
-// at the sentinel's resource version).
-func checkRelisted(b *testing.B, idx Indexer, want *v1.PodList, sentinel *v1.Pod) {
-	keys := idx.ListKeys()
-	if len(keys) != len(want.Items) {
-		b.Fatalf("%d objects cached after the relist, want %d", len(keys), len(want.Items))
+// checkRelisted fails b unless the informer's cache holds exactly want's kept pods (the
+// sentinel's at its resource version).
+func checkRelisted(b *testing.B, idx Indexer, want *podSet, kept int, sentinel *v1.Pod) {
+	if got := len(idx.ListKeys()); got != kept {
+		b.Fatalf("%d objects cached after the relist, want %d", got, kept)
 	}
-	for i := range want.Items {
-		p := &want.Items[i]
+	for i := range want.n {
+		p := want.pod(i)
+		if p == nil {
+			continue
+		}
 		obj, ok, err := idx.GetByKey(p.Namespace + "/" + p.Name)
 		if err != nil || !ok {
 			b.Fatalf("%s/%s missing after the relist (%v)", p.Namespace, p.Name, err)
