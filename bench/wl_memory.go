@@ -26,9 +26,10 @@ func init() {
 			register(workload{
 				group: "memory",
 				name:  "relist/" + mode + "/" + c.name,
-				doc: "a synced informer over N realistic pods relists (410 Gone) through a " + mode + " source of fresh copies; " +
-					"cache-B is its live heap; retained/cache the most the relist adds to it, sampled after forced GCs while " +
-					"the reflector waits for the source and at every quarter of the handler's updates; gogc10-retained/cache the same from the live heap marked by each GC at GOGC=10",
+				doc: "a synced informer over N realistic pods relists (410 Gone) through a " + mode +
+					" source of fresh objects; cache-B is its live heap; retained/cache the most the relist adds " +
+					"to it, sampled after forced GCs while the reflector waits for the source and at every quarter " +
+					"of the handler's updates; gogc10-retained/cache the same from the live heap each GC marks at GOGC=10",
 				heavy: true,
 				run: func(b *testing.B, impl *Impl) {
 					benchRelist(b, impl, mode, scale(100_000), c.changed, c.delete)
