@@ -106,8 +106,8 @@ type Handler struct {
 	Update func(oldObj, newObj interface{})
 	Delete func(obj interface{})
 	// ExpectStall says the workload makes this handler fall far behind on purpose. An
-	// implementation with a way to bound a slow handler's backlog may use it; client-go has
-	// none.
+	// implementation with a way to bound a slow handler's backlog uses it: kcache sets
+	// HandlerOptions.MaxPending to 1000 (a kcache extension); client-go has no such bound.
 	ExpectStall bool
 }
 

@@ -106,6 +106,8 @@ func (f clientgoFIFO) PopBatch() (int, bool, error) {
 
 type clientgoInformer struct{ inf cache.SharedIndexInformer }
 
+// AddHandler registers h; client-go has no bound on a handler's backlog, so h.ExpectStall
+// changes nothing.
 func (i clientgoInformer) AddHandler(h Handler) error {
 	_, err := i.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: h.Add, UpdateFunc: h.Update, DeleteFunc: h.Delete,

@@ -106,12 +106,21 @@ func (f kcacheFIFO) PopBatch() (int, bool, error) {
 
 type kcacheInformer struct{ inf cache.SharedIndexInformer }
 
-// AddHandler registers h. h.ExpectStall is where a bound on a slow handler's backlog goes
-// once kcache has one (issue 14's HandlerOptions.MaxPending); client-go has none.
+// stallMaxPending is the HandlerOptions.MaxPending (a kcache extension) of a handler added with
+// Handler.ExpectStall: past 1000 queued notifications its listener coalesces per object.
+const stallMaxPending = 1000
+
+// AddHandler registers h; a handler expected to stall gets MaxPending stallMaxPending (kcache
+// only: client-go has no bound and keeps every notification).
 func (i kcacheInformer) AddHandler(h Handler) error {
-	_, err := i.inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	var opts cache.HandlerOptions
+	if h.ExpectStall {
+		maxPending := stallMaxPending
+		opts.MaxPending = &maxPending
+	}
+	_, err := i.inf.AddEventHandlerWithOptions(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: h.Add, UpdateFunc: h.Update, DeleteFunc: h.Delete,
-	})
+	}, opts)
 	return err
 }
 
