@@ -54,6 +54,7 @@ var (
 	flagCPUProf   = flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flagMutexProf = flag.String("mutexprofile", "", "write a mutex contention profile to this file")
 	flagBlockProf = flag.String("blockprofile", "", "write a blocking profile to this file")
+	flagMemProf   = flag.String("memprofile", "", "write an allocation profile (every allocation) to this file")
 	flagTrace     = flag.String("trace", "", "write an execution trace to this file")
 )
 
@@ -181,6 +182,7 @@ func startProfiles() (stop func()) {
 	}{
 		{flagMutexProf, "mutex", func() { runtime.SetMutexProfileFraction(1) }},
 		{flagBlockProf, "block", func() { runtime.SetBlockProfileRate(1) }},
+		{flagMemProf, "allocs", func() { runtime.MemProfileRate = 1 }},
 	} {
 		if *p.file == "" {
 			continue

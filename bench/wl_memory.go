@@ -51,6 +51,7 @@ func liveHeap() uint64 {
 
 // peakSampler records the largest live heap (as marked by the last GC) while it runs. With a
 // low GOGC collections are frequent, so this measures what is retained, not GC pacing.
+// startPeakSampler runs at GOGC=10; startPeakSamplerAt takes the percentage.
 type peakSampler struct {
 	stop chan struct{}
 	done sync.WaitGroup
@@ -58,8 +59,10 @@ type peakSampler struct {
 	gc   int
 }
 
-func startPeakSampler() *peakSampler {
-	s := &peakSampler{stop: make(chan struct{}), gc: debug.SetGCPercent(10)}
+func startPeakSampler() *peakSampler { return startPeakSamplerAt(10) }
+
+func startPeakSamplerAt(gcPercent int) *peakSampler {
+	s := &peakSampler{stop: make(chan struct{}), gc: debug.SetGCPercent(gcPercent)}
 	s.done.Go(func() {
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		t := time.NewTicker(time.Millisecond)

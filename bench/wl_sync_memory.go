@@ -1,0 +1,103 @@
+package main
+
+import (
+	goruntime "runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+func init() {
+	for _, mode := range []string{watchList, paged, onePage} {
+		register(workload{
+			group: "memory",
+			name:  "initial-sync/" + mode,
+			doc: "start an informer (namespace index, one handler) over N realistic pods that a " + mode +
+				" source made before the start, until synced and the handler has every add; sync-peak-B is the most " +
+				"live heap the informer adds beyond those objects during the sync (GOGC=2 marks), heap-B what it keeps",
+			heavy: true,
+			run:   func(b *testing.B, impl *Impl) { benchInitialSyncMemory(b, impl, mode, scale(100_000)) },
+		})
+	}
+}
+
+// prebuiltPodSource serves n realistic pods made before it is returned, so that the live heap
+// measured with it in place already holds every object the informer will cache: a LIST
+// returns the lists (one, or pages of the reflector's 500), a streaming watch-list sends the
+// pods of those lists by pointer.
+func prebuiltPodSource(mode string, n int) *source {
+	pageSize := n
+	if mode == paged {
+		pageSize = 500
+	}
+	var pages []*v1.PodList
+	for start := 0; start < n; start += pageSize {
+		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
+		list.Items = make([]v1.Pod, min(pageSize, n-start))
+		for i := range list.Items {
+			list.Items[i] = *realisticPod(start+i, 100, "1")
+		}
+		if start+pageSize < n {
+			list.Continue = strconv.Itoa(len(pages) + 1)
+		}
+		pages = append(pages, list)
+	}
+	s := &source{watched: make(chan struct{}, 16)}
+	s.list = func(options metav1.ListOptions) runtime.Object {
+		page, _ := strconv.Atoi(options.Continue)
+		if mode == paged && options.Limit != int64(pageSize) {
+			panic("bench: the reflector did not page by 500")
+		}
+		return pages[page]
+	}
+	if mode == watchList {
+		s.stream = func(w *watch.FakeWatcher) {
+			for _, list := range pages {
+				for i := range list.Items {
+					w.Add(&list.Items[i])
+				}
+			}
+			w.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
+				ResourceVersion: "1",
+				Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
+			}})
+		}
+	}
+	return s
+}
+
+func benchInitialSyncMemory(b *testing.B, impl *Impl, mode string, n int) {
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		src := prebuiltPodSource(mode, n)
+		base := liveHeap()
+		b.StartTimer()
+		sampler := startPeakSamplerAt(2)
+		inf := impl.NewInformer(src, &v1.Pod{})
+		var adds atomic.Int64
+		if err := inf.AddHandler(Handler{Add: func(interface{}, bool) { adds.Add(1) }}); err != nil {
+			b.Fatal(err)
+		}
+		stop := runInformer(b, inf)
+		waitUntil(b, "every initial add", func() bool { return adds.Load() >= int64(n) })
+		peak := sampler.finish()
+		b.StopTimer()
+		<-src.watched
+		synced := liveHeap()
+		if got := len(inf.Indexer().ListKeys()); got != n {
+			b.Fatalf("%d objects cached, want %d", got, n)
+		}
+		b.ReportMetric(float64(peak)-float64(base), "sync-peak-B")
+		b.ReportMetric(float64(synced)-float64(base), "heap-B")
+		stop()
+		goruntime.KeepAlive(inf)
+		goruntime.KeepAlive(src)
+		b.StartTimer()
+	}
+}
