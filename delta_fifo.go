@@ -356,14 +356,18 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			// HasSynced never run ahead of the consumer.
 			defer f.countInitialProcessedLocked(1)
 		}
+		var obj interface{} = item // boxed once, for process and the result
 		if depth <= fifoTraceMinDepth {
-			return item, process(item, isInInitialList)
+			return obj, process(obj, isInInitialList)
 		}
 		start := f.clock.Now()
-		err := process(item, isInInitialList)
-		logSlowProcessing(f.logger, "DeltaFIFO Pop Process", f.clock.Since(start), fifoSlowProcessThreshold,
-			"ID", id, "Depth", depth)
-		return item, err
+		err := process(obj, isInInitialList)
+		if elapsed := f.clock.Since(start); elapsed >= fifoSlowProcessThreshold {
+			// Only a slow call builds the log's arguments.
+			logSlowProcessing(f.logger, "DeltaFIFO Pop Process", elapsed, fifoSlowProcessThreshold,
+				"ID", id, "Depth", depth)
+		}
+		return obj, err
 	}
 }
 

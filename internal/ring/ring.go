@@ -1,40 +1,63 @@
-// Package ring provides Ring, a generic FIFO queue on a circular buffer that grows when full and
-// shrinks again once drained.
+// Package ring provides Ring, a generic FIFO queue stored in fixed chunks that it allocates as it
+// grows and gives back as it drains.
 package ring
+
+import "unsafe"
 
 // defaultMinCapacity is the smallest capacity of a Ring created without New.
 const defaultMinCapacity = 16
 
-// Ring is a first-in first-out queue stored in a circular slice. Push doubles the slice when it
-// is full; once Pop leaves at most an eighth of it in use, it shrinks to twice what is left
-// (a power of two), but never below the capacity given to New. The gap between the two
-// thresholds keeps a queue that hovers around one size from resizing on every operation, so
-// Push and Pop cost amortised O(1), and a queue that once held a large burst gives that memory
-// back as it drains, in few steps (client-go's buffer.RingGrowing never shrinks). A Ring that
-// grows back within one drain of its last shrink — a backlog that comes and goes, such as a
-// handler slower than a steady stream of events — keeps the capacity it grew back to from then
-// on, instead of reallocating on every wave; Reset forgets it.
+// maxChunkBytes bounds the size of one chunk: large enough that a long backlog costs one
+// allocation per few hundred elements, small enough that an idle queue holds little.
+const maxChunkBytes = 8 << 10
+
+// Ring is a first-in first-out queue stored in a list of chunks. Push fills the newest chunk and
+// adds another when it is full (the first is the minimum capacity, each next one twice the one
+// before, up to 8 KiB); Pop empties the oldest chunk and gives it back once it is drained. So a
+// backlog of n elements allocates about n slots once, never copies an element, and holds no
+// more than it needs (a slice that doubles allocates up to twice the backlog, copies it at every
+// growth, and client-go's buffer.RingGrowing never gives memory back).
 //
-// Popped slots are cleared, so the Ring does not keep popped values reachable.
+// A drained chunk is kept for reuse if it is the only spare (so a queue whose backlog stays
+// about the same moves between two chunks without allocating), or if the Ring then holds no
+// more than it keeps: its minimum capacity, raised when a backlog recurs. A Ring that needs a
+// new chunk within one drain (as many pops as its largest backlog) of having given one back —
+// a backlog that comes and goes, such as a handler slower than a steady stream of events —
+// keeps that much more, up to its largest backlog, instead of reallocating on every wave;
+// Reset forgets it.
+//
+// Push and Pop are O(1), apart from the allocation of a chunk. Popped slots are cleared, so
+// the Ring does not keep popped values reachable.
 //
 // The zero value is an empty Ring with a minimum capacity of 16. A Ring is not safe for
 // concurrent use; guard it with a mutex.
 type Ring[T any] struct {
-	buf  []T // len(buf) is the capacity, a power of two once allocated
-	head int // index of the oldest element
-	n    int // number of elements
-	min  int // capacity never shrinks below this
+	chunks [][]T // live chunks, oldest first, from chunks[first]
+	first  int
+	head   int // index of the oldest element in chunks[first]
+	tail   int // index of the next free slot in the last chunk
+	n      int // number of elements
+	live   int // slots in the live chunks
 
-	// shrunkFrom is the capacity before the last shrink, and popsSinceShrink the pops since
-	// then; a growth to at most shrunkFrom within shrunkFrom pops raises floor to the new size.
-	shrunkFrom      int
-	popsSinceShrink int
-	// floor is the capacity the Ring no longer shrinks below because its backlog recurs.
-	floor int
+	spare      [][]T // drained chunks kept for reuse
+	spareSlots int
+
+	min     int // slots always kept once allocated
+	nextLen int // length of the next chunk to allocate; 0: start again from min
+
+	// pops counts Pops; droppedAt is its value when a drained chunk was last given back
+	// (dropped says whether one was). highWater is the most slots the live chunks ever had,
+	// and floor the slots kept beyond min because the backlog recurs.
+	pops      int
+	dropped   bool
+	droppedAt int
+	highWater int
+	floor     int
 }
 
-// New returns an empty Ring that allocates minCapacity slots on first Push (rounded up to a
-// power of two) and never shrinks below that. A minCapacity below 1 means 16.
+// New returns an empty Ring that allocates its first chunk on first Push and keeps at least
+// minCapacity slots (rounded up to a power of two) once it has had them. A minCapacity below 1
+// means 16.
 func New[T any](minCapacity int) *Ring[T] {
 	r := &Ring[T]{}
 	r.min = roundUp(minCapacity)
@@ -53,9 +76,19 @@ func roundUp(n int) int {
 	return c
 }
 
-// shrinkFloor returns the capacity Pop never shrinks below.
-func (r *Ring[T]) shrinkFloor() int {
-	return max(r.minCapacity(), r.floor)
+// maxChunkLen returns the most elements of T one chunk holds: a power of two of at most
+// maxChunkBytes, and at least 16.
+func maxChunkLen[T any]() int {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if size == 0 {
+		size = 1
+	}
+	n := 16
+	for 2*n*size <= maxChunkBytes {
+		n <<= 1
+	}
+	return n
 }
 
 func (r *Ring[T]) minCapacity() int {
@@ -65,56 +98,96 @@ func (r *Ring[T]) minCapacity() int {
 	return r.min
 }
 
+// keep returns the slots (live and spare) the Ring keeps rather than give back.
+func (r *Ring[T]) keep() int {
+	return max(r.minCapacity(), r.floor)
+}
+
 // Len returns the number of queued elements. O(1).
 func (r *Ring[T]) Len() int {
 	return r.n
 }
 
-// Cap returns the number of slots currently allocated. O(1).
+// Cap returns the number of slots currently allocated, spare chunks included. O(1).
 func (r *Ring[T]) Cap() int {
-	return len(r.buf)
+	return r.live + r.spareSlots
 }
 
-// Push appends v at the tail. Amortised O(1); O(Len) when it grows.
+// Push appends v at the tail. O(1), apart from allocating a chunk when the last one is full.
 func (r *Ring[T]) Push(v T) {
-	if r.n == len(r.buf) {
-		size := 2 * len(r.buf)
-		if size == 0 {
-			size = r.minCapacity()
-		}
-		if size <= r.shrunkFrom && r.popsSinceShrink < r.shrunkFrom {
-			r.floor = max(r.floor, size)
-		}
-		r.resize(size)
+	if r.first == len(r.chunks) || r.tail == len(r.chunks[len(r.chunks)-1]) {
+		r.addChunk()
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = v
+	r.chunks[len(r.chunks)-1][r.tail] = v
+	r.tail++
 	r.n++
 }
 
-// Pop removes and returns the oldest element; ok is false if the Ring is empty. Amortised
-// O(1); O(Len) when it shrinks.
+// addChunk appends an empty chunk to the live ones: a spare one, or a new one.
+func (r *Ring[T]) addChunk() {
+	var c []T
+	if k := len(r.spare); k > 0 {
+		c = r.spare[k-1]
+		r.spare[k-1] = nil
+		r.spare = r.spare[:k-1]
+		r.spareSlots -= len(c)
+	} else {
+		if r.nextLen == 0 {
+			r.nextLen = min(r.minCapacity(), maxChunkLen[T]())
+		}
+		c = make([]T, r.nextLen)
+		r.nextLen = min(2*r.nextLen, maxChunkLen[T]())
+		if r.dropped && r.pops-r.droppedAt <= r.highWater {
+			// A chunk given back within one drain is needed again: the backlog recurs.
+			r.floor = min(r.floor+len(c), max(r.highWater, r.live+len(c)))
+		}
+	}
+	if r.first > 0 && 2*r.first >= len(r.chunks) {
+		k := copy(r.chunks, r.chunks[r.first:])
+		clear(r.chunks[k:])
+		r.chunks, r.first = r.chunks[:k], 0
+	}
+	r.chunks = append(r.chunks, c)
+	r.tail = 0
+	r.live += len(c)
+	r.highWater = max(r.highWater, r.live)
+}
+
+// Pop removes and returns the oldest element; ok is false if the Ring is empty. O(1).
 func (r *Ring[T]) Pop() (v T, ok bool) {
 	if r.n == 0 {
 		return v, false
 	}
+	c := r.chunks[r.first]
 	var zero T
-	v = r.buf[r.head]
-	r.buf[r.head] = zero
-	r.head = (r.head + 1) & (len(r.buf) - 1)
+	v = c[r.head]
+	c[r.head] = zero
+	r.head++
 	r.n--
-	r.popsSinceShrink++
-	if low := r.shrinkFloor(); r.n <= len(r.buf)/8 && len(r.buf) > low {
-		size := low
-		for size < 2*r.n {
-			size <<= 1
-		}
-		// A drain shrinks in a few steps; the first, largest capacity is the one to remember.
-		if len(r.buf) > r.shrunkFrom || r.popsSinceShrink >= r.shrunkFrom {
-			r.shrunkFrom, r.popsSinceShrink = len(r.buf), 0
-		}
-		r.resize(size)
+	r.pops++
+	switch {
+	case r.n == 0:
+		// The oldest chunk is the newest: start it again from its first slot.
+		r.head, r.tail = 0, 0
+	case r.head == len(c):
+		r.chunks[r.first] = nil
+		r.first++
+		r.head = 0
+		r.live -= len(c)
+		r.release(c)
 	}
 	return v, true
+}
+
+// release keeps the drained chunk c as a spare if there is none yet or the Ring holds no more
+// than it keeps, and otherwise gives it back.
+func (r *Ring[T]) release(c []T) {
+	if len(r.spare) == 0 || r.live+r.spareSlots+len(c) <= r.keep() {
+		r.spare = append(r.spare, c)
+		r.spareSlots += len(c)
+		return
+	}
+	r.dropped, r.droppedAt = true, r.pops
 }
 
 // Peek returns the oldest element without removing it; ok is false if the Ring is empty. O(1).
@@ -122,26 +195,11 @@ func (r *Ring[T]) Peek() (v T, ok bool) {
 	if r.n == 0 {
 		return v, false
 	}
-	return r.buf[r.head], true
+	return r.chunks[r.first][r.head], true
 }
 
-// Reset drops every element and releases the buffer. O(1).
+// Reset drops every element and releases every chunk. O(1).
 func (r *Ring[T]) Reset() {
-	r.buf, r.head, r.n = nil, 0, 0
-	r.shrunkFrom, r.popsSinceShrink, r.floor = 0, 0, 0
-}
-
-// resize moves the elements, in order, to a new slice of the given power-of-two size.
-func (r *Ring[T]) resize(size int) {
-	buf := make([]T, size)
-	if r.n > 0 {
-		end := r.head + r.n
-		if end <= len(r.buf) {
-			copy(buf, r.buf[r.head:end])
-		} else {
-			k := copy(buf, r.buf[r.head:])
-			copy(buf[k:], r.buf[:end-len(r.buf)])
-		}
-	}
-	r.buf, r.head = buf, 0
+	m := r.min
+	*r = Ring[T]{min: m}
 }

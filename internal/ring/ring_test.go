@@ -7,6 +7,7 @@ import (
 )
 
 func TestRingFIFO(t *testing.T) {
+	// Ints are 8 bytes, so chunks of a Ring[int] grow from the minimum capacity up to 1024.
 	cases := []struct {
 		name    string
 		min     int
@@ -16,14 +17,17 @@ func TestRingFIFO(t *testing.T) {
 	}{
 		{name: "empty zero value", min: -1, ops: "", wantLen: 0, wantCap: 0},
 		{name: "pop on empty", min: 4, ops: "o", wantLen: 0, wantCap: 0},
-		{name: "fits the initial capacity", min: 4, ops: "pppp", wantLen: 4, wantCap: 4},
-		{name: "grows when full", min: 4, ops: "ppppp", wantLen: 5, wantCap: 8},
-		{name: "wraps around", min: 4, ops: "pppooopppp", wantLen: 4, wantCap: 4},
-		{name: "grows while wrapped", min: 4, ops: "pppoopppppp", wantLen: 7, wantCap: 8},
-		{name: "shrinks after draining", min: 4, ops: "pppppppppppppppppoooooooooooooooo", wantLen: 1, wantCap: 4},
-		{name: "a backlog that recurs keeps its capacity", min: 4, ops: strings.Repeat("p", 17) + strings.Repeat("o", 16) + strings.Repeat("p", 16) + strings.Repeat("o", 16), wantLen: 1, wantCap: 32},
-		{name: "a backlog that recurs much later may shrink", min: 4, ops: strings.Repeat("p", 17) + strings.Repeat("o", 16) + strings.Repeat("po", 32) + strings.Repeat("p", 16) + strings.Repeat("o", 16), wantLen: 1, wantCap: 4},
-		{name: "never below the minimum", min: 8, ops: "ppppppppppoooooooooo", wantLen: 0, wantCap: 8},
+		{name: "fits the first chunk", min: 4, ops: "pppp", wantLen: 4, wantCap: 4},
+		{name: "adds a chunk twice as large when full", min: 4, ops: "ppppp", wantLen: 5, wantCap: 4 + 8},
+		{name: "an emptied chunk starts again", min: 4, ops: "pppooopppp", wantLen: 4, wantCap: 4},
+		{name: "grows across chunks", min: 4, ops: "pppoopppppp", wantLen: 7, wantCap: 4 + 8},
+		// 17 pushes fill chunks of 4, 8 and 16; popping 16 drains the first two: the first is
+		// kept as the one spare, the second given back.
+		{name: "gives drained chunks back", min: 4, ops: strings.Repeat("p", 17) + strings.Repeat("o", 16), wantLen: 1, wantCap: 16 + 4},
+		// The second wave needs a new chunk (32) right after the first gave one back: the Ring
+		// keeps 32 slots from then on, beyond its minimum.
+		{name: "a backlog that recurs raises what is kept", min: 4, ops: strings.Repeat("p", 17) + strings.Repeat("o", 16) + strings.Repeat("p", 16) + strings.Repeat("o", 16), wantLen: 1, wantCap: 32 + 16},
+		{name: "never below the minimum", min: 8, ops: "ppppppppppoooooooooo", wantLen: 0, wantCap: 8 + 16},
 		{name: "minimum rounded to a power of two", min: 5, ops: "p", wantLen: 1, wantCap: 8},
 		{name: "zero value minimum", min: -1, ops: "p", wantLen: 1, wantCap: defaultMinCapacity},
 	}
@@ -62,6 +66,84 @@ func TestRingFIFO(t *testing.T) {
 	}
 }
 
+// TestRingMemory checks what a Ring allocates and keeps over a burst, a steady stream and a
+// backlog that comes and goes.
+func TestRingMemory(t *testing.T) {
+	const chunk = 1024 // a Ring[int]'s largest chunk
+	t.Run("a burst is given back once drained", func(t *testing.T) {
+		r := New[int](64)
+		for i := range 100_000 {
+			r.Push(i)
+		}
+		if c := r.Cap(); c < 100_000 || c > 100_000+chunk {
+			t.Fatalf("Cap() = %d for a backlog of 100000", c)
+		}
+		for range 100_000 {
+			r.Pop()
+		}
+		if c := r.Cap(); c > 2*chunk {
+			t.Fatalf("after draining, Cap() = %d, want at most %d", c, 2*chunk)
+		}
+	})
+	t.Run("a steady stream allocates nothing", func(t *testing.T) {
+		r := New[int](16)
+		for i := range 5000 { // warm up: a backlog of 100 that never empties
+			r.Push(i)
+			if r.Len() > 100 {
+				r.Pop()
+			}
+		}
+		if allocs := testing.AllocsPerRun(10, func() {
+			for i := range 10_000 {
+				r.Push(i)
+				r.Pop()
+			}
+		}); allocs != 0 {
+			t.Fatalf("%v allocations per 10000 Push+Pop", allocs)
+		}
+	})
+	t.Run("a recurring backlog stops allocating", func(t *testing.T) {
+		r := New[int](16)
+		wave := func() {
+			for i := range 20_000 {
+				r.Push(i)
+			}
+			for range 20_000 {
+				r.Pop()
+			}
+		}
+		wave()
+		wave()
+		wave()
+		if allocs := testing.AllocsPerRun(5, wave); allocs != 0 {
+			t.Fatalf("%v allocations per wave once the backlog has recurred", allocs)
+		}
+		if c := r.Cap(); c < 20_000 {
+			t.Fatalf("Cap() = %d, want the recurring backlog's 20000 kept", c)
+		}
+		r.Reset()
+		if r.Cap() != 0 {
+			t.Fatalf("Cap() = %d after Reset", r.Cap())
+		}
+	})
+	t.Run("a burst that does not recur is not kept", func(t *testing.T) {
+		r := New[int](16)
+		for i := range 20_000 {
+			r.Push(i)
+		}
+		for range 20_000 {
+			r.Pop()
+		}
+		for i := range 100_000 { // a long trickle: at most one element waits
+			r.Push(i)
+			r.Pop()
+		}
+		if c := r.Cap(); c > 2*chunk {
+			t.Fatalf("Cap() = %d, want at most %d", c, 2*chunk)
+		}
+	})
+}
+
 func TestRingPeekAndReset(t *testing.T) {
 	r := New[string](2)
 	if _, ok := r.Peek(); ok {
@@ -93,7 +175,7 @@ func TestRingClearsPoppedSlots(t *testing.T) {
 		r.Push(&v)
 	}
 	r.Pop()
-	if r.buf[0] != nil {
+	if r.chunks[0][0] != nil {
 		t.Fatal("slot of the popped element was not cleared")
 	}
 }
@@ -129,11 +211,10 @@ func TestRingAgainstSlice(t *testing.T) {
 			if r.Len() != len(model) {
 				t.Fatalf("seed %d op %d: Len() = %d, want %d", seed, i, r.Len(), len(model))
 			}
-			if c := r.Cap(); c != 0 && (c&(c-1) != 0 || c < r.Len()) {
-				t.Fatalf("seed %d op %d: bad capacity %d for %d elements", seed, i, c, r.Len())
-			}
-			if c := r.Cap(); c > r.shrinkFloor() && r.Len() < c/8 {
-				t.Fatalf("seed %d op %d: capacity %d kept for only %d elements", seed, i, c, r.Len())
+			// Beyond what it keeps, a Ring holds its elements, the unused parts of its first
+			// and last chunks, and one spare chunk.
+			if c, most := r.Cap(), max(r.keep(), r.Len())+3*maxChunkLen[int](); c < r.Len() || c > most {
+				t.Fatalf("seed %d op %d: capacity %d for %d elements, want at most %d", seed, i, c, r.Len(), most)
 			}
 		}
 	}
