@@ -15,8 +15,8 @@ import (
 )
 
 const (
-	// initialBufferSize is the number of notification slots a listener starts with and never
-	// shrinks below. It is also the backlog above which slow handler calls are traced.
+	// initialBufferSize is the number of notification slots a listener keeps once it has had
+	// them (internal/ring). It is also the backlog above which slow handler calls are traced.
 	initialBufferSize = 1024
 
 	// slowHandlerThreshold is how long a handler call may take, with a backlog above
@@ -62,9 +62,9 @@ type notification struct {
 // processorListener delivers notifications to one ResourceEventHandler, in order, from one
 // goroutine (run). The informer's distribution loop calls add, which only appends to a buffer
 // under a short lock and, when the buffer was empty, drops a token in the capacity-1 wake
-// channel; add never waits for the handler. The buffer grows while the handler is behind and
-// shrinks back once it catches up (client-go uses three goroutines per handler and a buffer
-// that never shrinks). With MaxPending the buffer coalesces per object key once more than
+// channel; add never waits for the handler. The buffer grows by chunks while the handler is
+// behind and gives them back as it catches up (client-go uses three goroutines per handler and a
+// buffer that doubles and never shrinks). With MaxPending the buffer coalesces per object key once more than
 // MaxPending notifications wait (notificationBuffer).
 //
 // The handler's sync tracker learns that the informer has synced from the processor
