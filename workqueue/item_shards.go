@@ -33,7 +33,8 @@ type itemShard[T comparable] struct {
 	mu    sync.Mutex
 	items map[T]itemState // every dirty or processing item of this shard; nil until needed
 	peak  int             // largest len(items) since items was last allocated
-	_     [64 - 24]byte   // one cache line per shard: shards are locked from different CPUs
+	met   *itemMetrics[T] // the metrics' bookkeeping of this shard's items; nil without metrics
+	_     [64 - 32]byte   // one cache line per shard: shards are locked from different CPUs
 }
 
 func (s *itemShard[T]) get(item T) itemState { return s.items[item] }

@@ -111,11 +111,15 @@ func globalProvider() MetricsProvider {
 
 // queueMetrics records the metrics of one named queue. A nil *queueMetrics records nothing.
 // Its methods are safe for concurrent use. The queue calls add, get and done for one item in
-// order: under its own lock in locked mode, under the item's shard lock otherwise.
+// order, with the item's itemMetrics: under its own lock in locked mode, under the item's shard
+// lock otherwise. The per-item bookkeeping lives in the shards, so only the calls into the
+// metric objects are serialised, by mu (client-go calls them under its queue lock, so a
+// provider's metrics need not be safe for concurrent use).
 type queueMetrics[T comparable] struct {
 	clock clock.Clock
+	base  time.Time // start offsets are measured from here
 
-	// mu guards the fields below (the metric objects lock themselves).
+	// mu serialises the calls into the metric objects.
 	mu sync.Mutex
 
 	depth          GaugeMetric
@@ -124,18 +128,21 @@ type queueMetrics[T comparable] struct {
 	workDuration   HistogramMetric
 	unfinishedWork SettableGaugeMetric
 	longestRunning SettableGaugeMetric
+}
 
+// itemMetrics is the per-item bookkeeping of one shard of a named queue, guarded like the
+// shard's item states.
+type itemMetrics[T comparable] struct {
 	// addTimes holds when each dirty item was first added since its last Get.
 	addTimes map[T]time.Time
 
 	// running indexes the items being processed. They also form a list in the order they
 	// were taken, so the oldest is at the head, and startSum is the sum of their start
-	// offsets: the periodic update is O(1) instead of a walk over every item under the lock.
+	// offsets: the periodic update is O(shards) instead of a walk over every item.
 	running    map[T]*runNode[T]
 	head, tail *runNode[T]
 	free       *runNode[T]
 	nFree      int
-	base       time.Time
 	startSum   int128
 }
 
@@ -147,8 +154,8 @@ type runNode[T any] struct {
 	prev, next *runNode[T]
 }
 
-// maxFreeNodes bounds the list of recycled runNodes.
-const maxFreeNodes = 1024
+// maxFreeNodes bounds the list of recycled runNodes of one shard.
+const maxFreeNodes = 1024 / itemShardCount
 
 func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Clock) *queueMetrics[T] {
 	if name == "" || mp == (noopMetricsProvider{}) {
@@ -162,112 +169,138 @@ func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Cloc
 		workDuration:   mp.NewWorkDurationMetric(name),
 		unfinishedWork: mp.NewUnfinishedWorkSecondsMetric(name),
 		longestRunning: mp.NewLongestRunningProcessorSecondsMetric(name),
-		addTimes:       make(map[T]time.Time),
-		running:        make(map[T]*runNode[T]),
 		base:           c.Now(),
 	}
 }
 
-// add records that item became dirty.
-func (m *queueMetrics[T]) add(item T) {
+// newItemMetrics returns the per-item bookkeeping for one shard of m's queue, or nil if m is.
+func (m *queueMetrics[T]) newItemMetrics() *itemMetrics[T] {
+	if m == nil {
+		return nil
+	}
+	return &itemMetrics[T]{addTimes: make(map[T]time.Time), running: make(map[T]*runNode[T])}
+}
+
+// add records that item became dirty. The queue calls it only for an item that was not dirty.
+func (m *queueMetrics[T]) add(im *itemMetrics[T], item T) {
 	if m == nil {
 		return
 	}
+	im.addTimes[item] = m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.adds.Inc()
 	m.depth.Inc()
-	if _, ok := m.addTimes[item]; !ok {
-		m.addTimes[item] = m.clock.Now()
-	}
 }
 
-// get records that a worker took item.
-func (m *queueMetrics[T]) get(item T) {
+// get records that a worker took item. The queue never hands out an item that is being
+// processed, so item is not in running.
+func (m *queueMetrics[T]) get(im *itemMetrics[T], item T) {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	now := m.clock.Now()
-	m.depth.Dec()
-	if added, ok := m.addTimes[item]; ok {
-		m.latency.Observe(now.Sub(added).Seconds())
-		delete(m.addTimes, item)
+	added, wasAdded := im.addTimes[item]
+	if wasAdded {
+		delete(im.addTimes, item)
 	}
-	if old, ok := m.running[item]; ok {
-		m.unlink(old) // cannot happen through the queue, which never hands out an item twice
-	}
-	n := m.free
+	n := im.free
 	if n != nil {
-		m.free = n.next
-		m.nFree--
+		im.free = n.next
+		im.nFree--
 	} else {
 		n = new(runNode[T])
 	}
-	*n = runNode[T]{item: item, start: now, offset: int64(now.Sub(m.base)), prev: m.tail}
-	if m.tail != nil {
-		m.tail.next = n
+	*n = runNode[T]{item: item, start: now, offset: int64(now.Sub(m.base)), prev: im.tail}
+	if im.tail != nil {
+		im.tail.next = n
 	} else {
-		m.head = n
+		im.head = n
 	}
-	m.tail = n
-	m.running[item] = n
-	m.startSum.add(n.offset)
+	im.tail = n
+	im.running[item] = n
+	im.startSum.add(n.offset)
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.depth.Dec()
+	if wasAdded {
+		m.latency.Observe(now.Sub(added).Seconds())
+	}
 }
 
-// done records that the worker holding item called Done.
-func (m *queueMetrics[T]) done(item T) {
+// done records that the processing of item ended.
+func (m *queueMetrics[T]) done(im *itemMetrics[T], item T) {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n, ok := m.running[item]
+	n, ok := im.running[item]
 	if !ok {
 		return
 	}
-	m.workDuration.Observe(m.clock.Since(n.start).Seconds())
-	m.unlink(n)
+	took := m.clock.Since(n.start).Seconds()
+	im.unlink(n)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.workDuration.Observe(took)
 }
 
-func (m *queueMetrics[T]) unlink(n *runNode[T]) {
-	delete(m.running, n.item)
-	m.startSum.sub(n.offset)
+func (im *itemMetrics[T]) unlink(n *runNode[T]) {
+	delete(im.running, n.item)
+	im.startSum.sub(n.offset)
 	if n.prev != nil {
 		n.prev.next = n.next
 	} else {
-		m.head = n.next
+		im.head = n.next
 	}
 	if n.next != nil {
 		n.next.prev = n.prev
 	} else {
-		m.tail = n.prev
+		im.tail = n.prev
 	}
 	*n = runNode[T]{}
-	if m.nFree < maxFreeNodes {
-		n.next = m.free
-		m.free = n
-		m.nFree++
+	if im.nFree < maxFreeNodes {
+		n.next = im.free
+		im.free = n
+		im.nFree++
 	}
 }
 
-// updateUnfinishedWork sets the unfinished-work and longest-running gauges in O(1).
-func (m *queueMetrics[T]) updateUnfinishedWork() {
+// unfinished accumulates the items being processed over the shards.
+type unfinished struct {
+	n        int64
+	startSum int128
+	oldest   time.Time // zero if none
+}
+
+// collectUnfinished adds im's items being processed to u; the caller holds im's guard.
+func collectUnfinished[T comparable](u *unfinished, im *itemMetrics[T]) {
+	if im == nil || im.head == nil {
+		return
+	}
+	u.n += int64(len(im.running))
+	u.startSum.addInt128(im.startSum)
+	if u.oldest.IsZero() || im.head.start.Before(u.oldest) {
+		u.oldest = im.head.start
+	}
+}
+
+// setUnfinishedWork sets the unfinished-work and longest-running gauges from u.
+func (m *queueMetrics[T]) setUnfinishedWork(u *unfinished) {
 	if m == nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	now := m.clock.Now()
 	var total, oldest float64
-	if m.head != nil {
+	if u.n > 0 {
 		// Σ(now - start) = n·(now - base) - Σ(start - base), exact in 128 bits.
-		all := mulInt128(int64(len(m.running)), int64(now.Sub(m.base)))
-		all.subInt128(m.startSum)
+		all := mulInt128(u.n, int64(now.Sub(m.base)))
+		all.subInt128(u.startSum)
 		total = all.float64() / float64(time.Second)
-		oldest = max(0, now.Sub(m.head.start).Seconds())
+		oldest = max(0, now.Sub(u.oldest).Seconds())
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.unfinishedWork.Set(total)
 	m.longestRunning.Set(oldest)
 }
@@ -312,6 +345,12 @@ func (a *int128) add(x int64) {
 func (a *int128) sub(x int64) {
 	lo, borrow := bits.Sub64(a.lo, uint64(x), 0)
 	a.hi -= x>>63 + int64(borrow)
+	a.lo = lo
+}
+
+func (a *int128) addInt128(b int128) {
+	lo, carry := bits.Add64(a.lo, b.lo, 0)
+	a.hi = a.hi + b.hi + int64(carry)
 	a.lo = lo
 }
 

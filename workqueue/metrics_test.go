@@ -86,11 +86,25 @@ func (r *recorder) created() int {
 	return len(r.values)
 }
 
+// stringFIFO is a custom Queue, which puts the queue in locked mode (every operation under the
+// queue's lock, the item state and metrics bookkeeping included).
+type stringFIFO struct{ items []string }
+
+func (f *stringFIFO) Touch(string)       {}
+func (f *stringFIFO) Push(item string)   { f.items = append(f.items, item) }
+func (f *stringFIFO) Len() int           { return len(f.items) }
+func (f *stringFIFO) Pop() (item string) { item, f.items = f.items[0], f.items[1:]; return item }
+
 func TestQueueMetrics(t *testing.T) {
+	t.Run("default queue", func(t *testing.T) { testQueueMetrics(t, nil) })
+	t.Run("custom queue", func(t *testing.T) { testQueueMetrics(t, &stringFIFO{}) })
+}
+
+func testQueueMetrics(t *testing.T, custom Queue[string]) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder()
 		fc := testingclock.NewFakeClock(t0)
-		q := NewTypedWithConfig(TypedQueueConfig[string]{Name: "q", MetricsProvider: rec, Clock: fc})
+		q := NewTypedWithConfig(TypedQueueConfig[string]{Name: "q", MetricsProvider: rec, Clock: fc, Queue: custom})
 		defer q.ShutDown()
 		step := func(d time.Duration) {
 			synctest.Wait()

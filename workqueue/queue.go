@@ -141,6 +141,9 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	}
 	q.fifo, _ = config.Queue.(*fifo[T])
 	q.locked = q.fifo == nil
+	for i := range q.shards {
+		q.shards[i].met = q.metrics.newItemMetrics()
+	}
 	q.waiterPool.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
 	if q.metrics != nil {
 		q.wg.Add(1)
@@ -230,7 +233,7 @@ func (q *Typed[T]) Add(item T) {
 		return
 	}
 	if s&stateProcessing != 0 {
-		q.metrics.add(item)
+		q.metrics.add(sh.met, item)
 		sh.set(item, s|stateDirty) // its Done queues it
 		sh.mu.Unlock()
 		return
@@ -243,7 +246,7 @@ func (q *Typed[T]) Add(item T) {
 		sh.mu.Unlock()
 		return
 	}
-	q.metrics.add(item)
+	q.metrics.add(sh.met, item)
 	sh.set(item, stateDirty)
 	w := q.pushLocked(item)
 	q.mu.Unlock()
@@ -263,7 +266,7 @@ func (q *Typed[T]) addLocked(item T) *waiter[T] {
 		}
 		return nil
 	}
-	q.metrics.add(item)
+	q.metrics.add(sh.met, item)
 	sh.set(item, s|stateDirty)
 	if s&stateProcessing != 0 {
 		return nil
@@ -316,7 +319,7 @@ func (q *Typed[T]) startProcessing(item T) {
 	}
 	sh := q.shard(item)
 	sh.mu.Lock()
-	q.metrics.get(item)
+	q.metrics.get(sh.met, item)
 	sh.set(item, stateProcessing)
 	sh.mu.Unlock()
 }
@@ -339,7 +342,7 @@ func (q *Typed[T]) Done(item T) {
 		sh.mu.Unlock()
 		return
 	}
-	q.metrics.done(item)
+	q.metrics.done(sh.met, item)
 	var w *waiter[T]
 	if s&stateDirty != 0 {
 		// As in Add: the state change and the push are one step under both locks.
@@ -365,7 +368,7 @@ func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	if s&stateProcessing == 0 {
 		return nil
 	}
-	q.metrics.done(item)
+	q.metrics.done(sh.met, item)
 	q.processing.Add(-1)
 	var w *waiter[T]
 	if s&stateDirty != 0 {
@@ -490,8 +493,9 @@ func (q *Typed[T]) takeLocked() T {
 	}
 	q.processing.Add(1)
 	if q.locked {
-		q.metrics.get(item)
-		q.shard(item).set(item, stateProcessing)
+		sh := q.shard(item)
+		q.metrics.get(sh.met, item)
+		sh.set(item, stateProcessing)
 	}
 	return item
 }
@@ -531,13 +535,37 @@ func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 		case <-q.stopCh:
 			return
 		case <-t.C():
-			q.mu.Lock()
-			if !q.shuttingDown {
-				q.metrics.updateUnfinishedWork()
-			}
-			q.mu.Unlock()
+			q.updateUnfinishedWork()
 		}
 	}
+}
+
+// updateUnfinishedWork sets the unfinished-work and longest-running gauges from every shard's
+// items being processed, unless the queue is shutting down. In locked mode it holds mu
+// throughout; otherwise it takes each shard's lock in turn (never while holding mu: Add takes
+// a shard lock, then mu).
+func (q *Typed[T]) updateUnfinishedWork() {
+	var u unfinished
+	q.mu.Lock()
+	if q.shuttingDown {
+		q.mu.Unlock()
+		return
+	}
+	if q.locked {
+		for i := range q.shards {
+			collectUnfinished(&u, q.shards[i].met)
+		}
+		q.mu.Unlock()
+	} else {
+		q.mu.Unlock()
+		for i := range q.shards {
+			sh := &q.shards[i]
+			sh.mu.Lock()
+			collectUnfinished(&u, sh.met)
+			sh.mu.Unlock()
+		}
+	}
+	q.metrics.setUnfinishedWork(&u)
 }
 
 // fifo is the default Queue: a ring buffer whose length is a power of two.
