@@ -171,12 +171,14 @@ type waiter[T any] struct {
 // FIFO and the blocked Gets. An Add of an item that is already queued and a Done of an item
 // that was not added again take only their shard's lock; an item is queued with its shard's
 // lock and then mu held (never the other order), so its state and the FIFO change together;
-// no map is read or written under mu. One lock for everything made every Add, Get and Done queue behind every other: with
-// 4–16 producers and workers on a few CPUs, Go's mutex then falls into its starvation mode
-// (FIFO hand-over, a goroutine switch per Unlock), and the queue alternated between that and
-// normal mode from run to run. Metrics for an item are recorded under its shard lock, so they
-// see its Add, Get and Done in order. A custom Queue, whose Touch must see every re-Add, puts
-// the queue in locked mode: every operation runs under mu, as before.
+// no map is read or written under mu. One lock for everything made every Add, Get and Done
+// queue behind every other: with 4–16 producers and workers on a few CPUs, Go's mutex then
+// falls into its starvation mode (FIFO hand-over, a goroutine switch per Unlock), and the queue
+// alternated between that and normal mode from run to run. Metrics for an item are recorded
+// under its shard lock, so they see its Add, Get and Done in order, and the metrics' per-item
+// bookkeeping (add times, running items) lives in the shard too; only the calls into the metric
+// objects are serialised by a lock of their own. A custom Queue, whose Touch must see every
+// re-Add, puts the queue in locked mode: every operation runs under mu, as before.
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
