@@ -5,16 +5,6 @@ import (
 	"sync"
 )
 
-// itemState records where an item known to the queue is. An item is dirty when it has been
-// added and not yet taken by Get since; it is processing between Get and Done. An item can be
-// both: it was added again while a worker holds it.
-type itemState uint8
-
-const (
-	stateDirty itemState = 1 << iota
-	stateProcessing
-)
-
 // itemShardCount is the number of shards the item states are spread over: enough that
 // producers and workers on different CPUs rarely meet on one shard, few enough that an idle
 // queue costs about 2 KB.
@@ -27,36 +17,101 @@ const shardShrinkThreshold = shrinkThreshold / 8
 
 // itemShard holds the states of the items that hash to it. Its lock is the only one an Add of
 // an item that is already queued, or a Done of an item that was not added again, takes.
+//
+// An item is dirty when it has been added and not yet taken by Get since, and processing
+// between Get and Done; it can be both, added again while a worker holds it. The states live in
+// sets, as in client-go, but split differently, so that each item is in one set at most and
+// the common operations touch as few as possible: dirty holds the items waiting in the queue,
+// processing the items being processed, and addedAgain those of them added again since their
+// Get. dirty, the set that grows with a backlog, is read once by an Add of a waiting item (the
+// common Add under load, which writes nothing), read and written once by an Add of a new one
+// and written once by Get, and its entries are just the items. Done deletes from processing,
+// which holds no more items than there are workers, and reads addedAgain only if it is not
+// empty.
 type itemShard[T comparable] struct {
-	// mu guards items and peak, unless the queue runs in locked mode (see Typed.locked),
+	// mu guards the fields below, unless the queue runs in locked mode (see Typed.locked),
 	// where the queue's own lock guards every shard and mu is not used.
-	mu    sync.Mutex
-	items map[T]itemState // every dirty or processing item of this shard; nil until needed
-	peak  int             // largest len(items) since items was last allocated
-	met   *itemMetrics[T] // the metrics' bookkeeping of this shard's items; nil without metrics
-	_     [64 - 32]byte   // one cache line per shard: shards are locked from different CPUs
+	mu         sync.Mutex
+	dirty      map[T]struct{}  // the items of this shard waiting in the queue; nil until needed
+	processing map[T]struct{}  // the items being processed
+	addedAgain map[T]struct{}  // the items being processed that were added again since their Get
+	dirtyPeak  int             // largest len(dirty) since it was last allocated
+	procPeak   int             // largest len(processing) since it was last allocated
+	met        *itemMetrics[T] // the metrics' bookkeeping of this shard's items; nil without metrics
+	_          [64 - 56]byte   // one cache line per shard: shards are locked from different CPUs
 }
 
-func (s *itemShard[T]) get(item T) itemState { return s.items[item] }
-
-func (s *itemShard[T]) set(item T, st itemState) {
-	if s.items == nil {
-		s.items = make(map[T]itemState)
+// addDirty marks item, which is neither waiting nor being processed, as waiting in the queue.
+func (s *itemShard[T]) addDirty(item T) {
+	if s.dirty == nil {
+		s.dirty = make(map[T]struct{})
 	}
-	s.items[item] = st
-	if n := len(s.items); n > s.peak {
-		s.peak = n
-	}
+	s.dirty[item] = struct{}{}
+	s.dirtyPeak = max(s.dirtyPeak, len(s.dirty))
 }
 
-// delete forgets item. Go maps never shrink, so once a burst has passed the map is dropped to
-// give its memory back.
-func (s *itemShard[T]) delete(item T) {
-	delete(s.items, item)
-	if len(s.items) == 0 && s.peak > shardShrinkThreshold {
-		s.items = nil
-		s.peak = 0
+// isDirty reports whether item is waiting in the queue.
+func (s *itemShard[T]) isDirty(item T) bool {
+	_, ok := s.dirty[item]
+	return ok
+}
+
+// isProcessing reports whether item is being processed.
+func (s *itemShard[T]) isProcessing(item T) bool {
+	_, ok := s.processing[item]
+	return ok
+}
+
+// markAddedAgain records that item, which is being processed, was added again; it reports
+// false if that was already recorded.
+func (s *itemShard[T]) markAddedAgain(item T) bool {
+	if _, ok := s.addedAgain[item]; ok {
+		return false
 	}
+	if s.addedAgain == nil {
+		s.addedAgain = make(map[T]struct{})
+	}
+	s.addedAgain[item] = struct{}{}
+	return true
+}
+
+// startProcessing moves item from waiting to being processed. Go maps never shrink, so once a
+// burst has passed the waiting set is dropped to give its memory back.
+func (s *itemShard[T]) startProcessing(item T) {
+	delete(s.dirty, item)
+	if len(s.dirty) == 0 && s.dirtyPeak > shardShrinkThreshold {
+		s.dirty, s.dirtyPeak = nil, 0
+	}
+	if s.processing == nil {
+		s.processing = make(map[T]struct{})
+	}
+	s.processing[item] = struct{}{}
+	s.procPeak = max(s.procPeak, len(s.processing))
+}
+
+// endProcessing forgets that item is being processed and reports whether it was (ok) and
+// whether it was added again meanwhile. One probe of processing: the deletion either removes
+// the item or finds nothing, and the set's length tells which.
+func (s *itemShard[T]) endProcessing(item T) (addedAgain, ok bool) {
+	n := len(s.processing)
+	delete(s.processing, item)
+	if len(s.processing) == n {
+		return false, false
+	}
+	if len(s.processing) == 0 && s.procPeak > shardShrinkThreshold {
+		s.processing, s.procPeak = nil, 0
+	}
+	if len(s.addedAgain) > 0 {
+		if _, addedAgain = s.addedAgain[item]; addedAgain {
+			delete(s.addedAgain, item)
+		}
+	}
+	return addedAgain, true
+}
+
+// abandonDirty forgets item, marked waiting by addDirty, when it could not be queued after all.
+func (s *itemShard[T]) abandonDirty(item T) {
+	delete(s.dirty, item)
 }
 
 // shardIndex picks item's shard. Ints and strings, the usual keys, take a fast path; other

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 	"time"
@@ -181,28 +182,62 @@ func (m *queueMetrics[T]) newItemMetrics() *itemMetrics[T] {
 	return &itemMetrics[T]{addTimes: make(map[T]time.Time), running: make(map[T]*runNode[T])}
 }
 
-// add records that item became dirty. The queue calls it only for an item that was not dirty.
-func (m *queueMetrics[T]) add(im *itemMetrics[T], item T) {
+// noTime stands for "no add time here" where add times travel with queued items.
+const noTime = math.MinInt64
+
+// add records that item became dirty. inFIFO says that the item is queued at once in the
+// default FIFO, which keeps its add time: add then returns that time, as an offset from base.
+// Otherwise (an item added while it is processed, or any item of a queue with a custom Queue)
+// the time is kept in im and add returns noTime.
+func (m *queueMetrics[T]) add(im *itemMetrics[T], item T, inFIFO bool) int64 {
 	if m == nil {
-		return
+		return noTime
 	}
-	im.addTimes[item] = m.clock.Now()
+	now := m.clock.Now()
+	t := int64(noTime)
+	if inFIFO {
+		t = int64(now.Sub(m.base))
+	} else {
+		im.addTimes[item] = now
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.adds.Inc()
 	m.depth.Inc()
+	return t
 }
 
-// get records that a worker took item. The queue never hands out an item that is being
+// takeAddTime returns the add time im keeps for item, as an offset from base, and forgets it;
+// noTime if there is none. Done calls it to move the time of an item added during its
+// processing into the FIFO with the item.
+func (m *queueMetrics[T]) takeAddTime(im *itemMetrics[T], item T) int64 {
+	if m == nil {
+		return noTime
+	}
+	added, ok := im.addTimes[item]
+	if !ok {
+		return noTime
+	}
+	delete(im.addTimes, item)
+	return int64(added.Sub(m.base))
+}
+
+// get records that a worker took item, whose add time (an offset from base) came with it from
+// the FIFO, or is noTime: then im keeps it. The queue never hands out an item that is being
 // processed, so item is not in running.
-func (m *queueMetrics[T]) get(im *itemMetrics[T], item T) {
+func (m *queueMetrics[T]) get(im *itemMetrics[T], item T, addedAt int64) {
 	if m == nil {
 		return
 	}
 	now := m.clock.Now()
-	added, wasAdded := im.addTimes[item]
-	if wasAdded {
-		delete(im.addTimes, item)
+	offset := int64(now.Sub(m.base))
+	waited, wasAdded := time.Duration(offset-addedAt), addedAt != noTime
+	if !wasAdded {
+		var added time.Time
+		if added, wasAdded = im.addTimes[item]; wasAdded {
+			delete(im.addTimes, item)
+			waited = now.Sub(added)
+		}
 	}
 	n := im.free
 	if n != nil {
@@ -211,7 +246,7 @@ func (m *queueMetrics[T]) get(im *itemMetrics[T], item T) {
 	} else {
 		n = new(runNode[T])
 	}
-	*n = runNode[T]{item: item, start: now, offset: int64(now.Sub(m.base)), prev: im.tail}
+	*n = runNode[T]{item: item, start: now, offset: offset, prev: im.tail}
 	if im.tail != nil {
 		im.tail.next = n
 	} else {
@@ -225,7 +260,7 @@ func (m *queueMetrics[T]) get(im *itemMetrics[T], item T) {
 	defer m.mu.Unlock()
 	m.depth.Dec()
 	if wasAdded {
-		m.latency.Observe(now.Sub(added).Seconds())
+		m.latency.Observe(waited.Seconds())
 	}
 }
 

@@ -141,6 +141,9 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	}
 	q.fifo, _ = config.Queue.(*fifo[T])
 	q.locked = q.fifo == nil
+	if q.fifo != nil && q.metrics != nil {
+		q.fifo.timed = true // the FIFO keeps each item's add time, instead of a map
+	}
 	for i := range q.shards {
 		q.shards[i].met = q.metrics.newItemMetrics()
 	}
@@ -157,6 +160,7 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 // the wake-up is sent after the lock is released, to keep the critical section short.
 type waiter[T any] struct {
 	item  T
+	added int64         // the item's add time for the metrics, or noTime
 	ok    bool          // false: woken by shutdown
 	ready chan struct{} // capacity 1
 }
@@ -229,28 +233,28 @@ func (q *Typed[T]) Add(item T) {
 	}
 	sh := q.shard(item)
 	sh.mu.Lock()
-	s := sh.get(item)
-	if s&stateDirty != 0 {
+	if sh.isDirty(item) {
+		sh.mu.Unlock() // already waiting
+		return
+	}
+	if sh.isProcessing(item) {
+		if sh.markAddedAgain(item) { // its Done queues it
+			q.metrics.add(sh.met, item, false)
+		}
 		sh.mu.Unlock()
 		return
 	}
-	if s&stateProcessing != 0 {
-		q.metrics.add(sh.met, item)
-		sh.set(item, s|stateDirty) // its Done queues it
-		sh.mu.Unlock()
-		return
-	}
-	// Marking the item dirty and queueing it happen under both locks, so that no Add that
-	// finds it dirty, and no Get or ShutDown, can see one without the other.
+	sh.addDirty(item)
+	// The item is dirty but not yet queued; the shard lock, held until it is, keeps every other
+	// Add and Done of it out, and Get and ShutDown only see items once they are queued.
 	q.mu.Lock()
 	if q.shuttingDown {
 		q.mu.Unlock()
+		sh.abandonDirty(item)
 		sh.mu.Unlock()
 		return
 	}
-	q.metrics.add(sh.met, item)
-	sh.set(item, stateDirty)
-	w := q.pushLocked(item)
+	w := q.pushLocked(item, q.metrics.add(sh.met, item, true))
 	q.mu.Unlock()
 	sh.mu.Unlock()
 	w.wake()
@@ -261,19 +265,20 @@ func (q *Typed[T]) addLocked(item T) *waiter[T] {
 		return nil
 	}
 	sh := q.shard(item)
-	s := sh.get(item)
-	if s&stateDirty != 0 {
-		if s&stateProcessing == 0 && q.fifo == nil {
+	if sh.isDirty(item) {
+		if q.fifo == nil {
 			q.queue.Touch(item) // the default queue ignores it
 		}
 		return nil
 	}
-	q.metrics.add(sh.met, item)
-	sh.set(item, s|stateDirty)
-	if s&stateProcessing != 0 {
+	if sh.isProcessing(item) {
+		if sh.markAddedAgain(item) {
+			q.metrics.add(sh.met, item, false)
+		}
 		return nil
 	}
-	return q.pushLocked(item)
+	sh.addDirty(item)
+	return q.pushLocked(item, q.metrics.add(sh.met, item, q.fifo != nil))
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -290,9 +295,9 @@ func (q *Typed[T]) Len() int {
 func (q *Typed[T]) Get() (item T, shutdown bool) {
 	q.mu.Lock()
 	if q.lenLocked() > 0 {
-		item = q.takeLocked()
+		item, added := q.takeLocked()
 		q.mu.Unlock()
-		q.startProcessing(item)
+		q.startProcessing(item, added)
 		return item, false
 	}
 	if q.shuttingDown {
@@ -304,25 +309,27 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 	q.mu.Unlock()
 	<-w.ready
 	item, shutdown = w.item, !w.ok
+	added := w.added
 	var zero T
-	w.item, w.ok = zero, false
+	w.item, w.added, w.ok = zero, noTime, false
 	q.waiterPool.Put(w)
 	if !shutdown {
-		q.startProcessing(item)
+		q.startProcessing(item, added)
 	}
 	return item, shutdown
 }
 
-// startProcessing moves item, just taken from the Queue, from dirty to processing. Until then
-// it stays dirty, so an Add in between is absorbed by this processing, which begins after it.
-func (q *Typed[T]) startProcessing(item T) {
+// startProcessing moves item, just taken from the Queue with its add time (or noTime), from
+// dirty to processing. Until then it stays dirty, so an Add in between is absorbed by this
+// processing, which begins after it.
+func (q *Typed[T]) startProcessing(item T, added int64) {
 	if q.locked {
 		return // done by takeLocked
 	}
 	sh := q.shard(item)
 	sh.mu.Lock()
-	q.metrics.get(sh.met, item)
-	sh.set(item, stateProcessing)
+	q.metrics.get(sh.met, item, added)
+	sh.startProcessing(item)
 	sh.mu.Unlock()
 }
 
@@ -339,21 +346,20 @@ func (q *Typed[T]) Done(item T) {
 	}
 	sh := q.shard(item)
 	sh.mu.Lock()
-	s := sh.get(item)
-	if s&stateProcessing == 0 {
+	addedAgain, ok := sh.endProcessing(item)
+	if !ok {
 		sh.mu.Unlock()
 		return
 	}
 	q.metrics.done(sh.met, item)
 	var w *waiter[T]
-	if s&stateDirty != 0 {
-		// As in Add: the state change and the push are one step under both locks.
-		sh.set(item, stateDirty)
+	if addedAgain {
+		// As in Add: the item is dirty and queued before the shard lock is released.
+		sh.addDirty(item)
+		added := q.metrics.takeAddTime(sh.met, item)
 		q.mu.Lock()
-		w = q.pushLocked(item)
+		w = q.pushLocked(item, added)
 		q.mu.Unlock()
-	} else {
-		sh.delete(item)
 	}
 	sh.mu.Unlock()
 	if q.processing.Add(-1) == 0 && q.draining.Load() {
@@ -366,18 +372,16 @@ func (q *Typed[T]) Done(item T) {
 
 func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	sh := q.shard(item)
-	s := sh.get(item)
-	if s&stateProcessing == 0 {
+	addedAgain, ok := sh.endProcessing(item)
+	if !ok {
 		return nil
 	}
 	q.metrics.done(sh.met, item)
 	q.processing.Add(-1)
 	var w *waiter[T]
-	if s&stateDirty != 0 {
-		sh.set(item, stateDirty)
-		w = q.pushLocked(item)
-	} else {
-		sh.delete(item)
+	if addedAgain {
+		sh.addDirty(item)
+		w = q.pushLocked(item, noTime) // a custom Queue: the add time stays in the map
 	}
 	q.releaseDrainLocked()
 	return w
@@ -456,12 +460,12 @@ func (q *Typed[T]) stopBackground() {
 	q.wg.Wait()
 }
 
-// pushLocked queues item. If a Get is blocked, it takes the next item for it at once and
-// returns it, for the caller to wake after unlocking. Waiters exist only while the Queue is
-// empty, so the order of the Queue is kept.
-func (q *Typed[T]) pushLocked(item T) *waiter[T] {
+// pushLocked queues item with its add time for the metrics (or noTime). If a Get is blocked,
+// it takes the next item for it at once and returns it, for the caller to wake after
+// unlocking. Waiters exist only while the Queue is empty, so the order of the Queue is kept.
+func (q *Typed[T]) pushLocked(item T, added int64) *waiter[T] {
 	if q.fifo != nil {
-		q.fifo.Push(item)
+		q.fifo.pushAt(item, added)
 	} else {
 		q.queue.Push(item)
 	}
@@ -472,7 +476,8 @@ func (q *Typed[T]) pushLocked(item T) *waiter[T] {
 	w := q.waiters[n-1]
 	q.waiters[n-1] = nil
 	q.waiters = q.waiters[:n-1]
-	w.item, w.ok = q.takeLocked(), true
+	w.item, w.added = q.takeLocked()
+	w.ok = true
 	return w
 }
 
@@ -483,23 +488,23 @@ func (w *waiter[T]) wake() {
 	}
 }
 
-// takeLocked pops the next item and counts it as processing. In locked mode it also moves it
-// from dirty to processing and records the metrics; otherwise the caller does both after
-// unlocking (startProcessing).
-func (q *Typed[T]) takeLocked() T {
-	var item T
+// takeLocked pops the next item, with its add time for the metrics (or noTime), and counts it
+// as processing. In locked mode it also moves it from dirty to processing and records the
+// metrics; otherwise the caller does both after unlocking (startProcessing).
+func (q *Typed[T]) takeLocked() (item T, added int64) {
+	added = noTime
 	if q.fifo != nil {
-		item = q.fifo.Pop()
+		item, added = q.fifo.popAt()
 	} else {
 		item = q.queue.Pop()
 	}
 	q.processing.Add(1)
 	if q.locked {
 		sh := q.shard(item)
-		q.metrics.get(sh.met, item)
-		sh.set(item, stateProcessing)
+		q.metrics.get(sh.met, item, noTime)
+		sh.startProcessing(item)
 	}
-	return item
+	return item, added
 }
 
 func (q *Typed[T]) lenLocked() int {
@@ -575,17 +580,29 @@ type fifo[T comparable] struct {
 	buf  []T
 	head int
 	n    int
+
+	// timed says that the queue records metrics: times then holds each queued item's add
+	// time (an offset from the metrics' base, or noTime) in the slot of the item in buf.
+	timed bool
+	times []int64
 }
 
 // Touch does nothing: re-adding an item does not move it.
 func (f *fifo[T]) Touch(T) {}
 
 // Push appends item, doubling the buffer when it is full.
-func (f *fifo[T]) Push(item T) {
+func (f *fifo[T]) Push(item T) { f.pushAt(item, noTime) }
+
+// pushAt appends item with its add time, kept if the FIFO is timed.
+func (f *fifo[T]) pushAt(item T, added int64) {
 	if f.n == len(f.buf) {
 		f.resize(max(2*len(f.buf), 16))
 	}
-	f.buf[(f.head+f.n)&(len(f.buf)-1)] = item
+	i := (f.head + f.n) & (len(f.buf) - 1)
+	f.buf[i] = item
+	if f.timed {
+		f.times[i] = added
+	}
 	f.n++
 }
 
@@ -594,23 +611,41 @@ func (f *fifo[T]) Len() int { return f.n }
 
 // Pop removes the oldest item and clears its slot; the buffer shrinks as shrinkCap says.
 func (f *fifo[T]) Pop() T {
+	item, _ := f.popAt()
+	return item
+}
+
+// popAt is Pop, also returning the item's add time (noTime unless the FIFO is timed).
+func (f *fifo[T]) popAt() (item T, added int64) {
 	var zero T
-	item := f.buf[f.head]
+	item, added = f.buf[f.head], noTime
 	f.buf[f.head] = zero
+	if f.timed {
+		added = f.times[f.head]
+	}
 	f.head = (f.head + 1) & (len(f.buf) - 1)
 	f.n--
 	if c := shrinkCap(f.n, len(f.buf)); c > 0 {
 		f.resize(c)
 	}
-	return item
+	return item, added
 }
 
 func (f *fifo[T]) resize(size int) {
-	buf := make([]T, size)
-	if f.n > 0 {
-		k := copy(buf, f.buf[f.head:min(f.head+f.n, len(f.buf))])
-		copy(buf[k:], f.buf[:f.n-k])
+	f.buf = moveRing(f.buf, f.head, f.n, size)
+	if f.timed {
+		f.times = moveRing(f.times, f.head, f.n, size)
 	}
-	f.buf = buf
 	f.head = 0
+}
+
+// moveRing copies the n elements of the ring buf starting at head, in order, to the start of a
+// new slice of the given size.
+func moveRing[E any](buf []E, head, n, size int) []E {
+	out := make([]E, size)
+	if n > 0 {
+		k := copy(out, buf[head:min(head+n, len(buf))])
+		copy(out[k:], buf[:n-k])
+	}
+	return out
 }

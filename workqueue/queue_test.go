@@ -307,31 +307,42 @@ func TestDefaultQueueRing(t *testing.T) {
 		{"shrinks while draining", [][2]int{{100000, 99000}, {0, 990}, {3, 13}}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			f := DefaultQueue[int]().(*fifo[int])
-			next, want := 0, 0
-			for _, r := range tc.rounds {
-				for range r[0] {
-					f.Push(next)
-					next++
-				}
-				for range r[1] {
-					if got := f.Pop(); got != want {
-						t.Fatalf("Pop = %d, want %d", got, want)
+		for _, timed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/timed=%v", tc.name, timed), func(t *testing.T) {
+				f := DefaultQueue[int]().(*fifo[int])
+				f.timed = timed // a named queue's FIFO keeps an add time per item
+				next, want := 0, 0
+				for _, r := range tc.rounds {
+					for range r[0] {
+						f.pushAt(next, int64(1000+next))
+						next++
 					}
-					want++
+					for range r[1] {
+						got, added := f.popAt()
+						if got != want {
+							t.Fatalf("Pop = %d, want %d", got, want)
+						}
+						if wantAdded := int64(1000 + want); !timed {
+							if added != noTime {
+								t.Fatalf("untimed FIFO returned add time %d", added)
+							}
+						} else if added != wantAdded {
+							t.Fatalf("add time of %d = %d, want %d", got, added, wantAdded)
+						}
+						want++
+					}
+					if f.Len() != next-want {
+						t.Fatalf("Len = %d, want %d", f.Len(), next-want)
+					}
+					if r[1] > 0 && len(f.buf) > max(shrinkThreshold, 16*(f.Len()+1)) {
+						t.Fatalf("%d slots kept for %d items", len(f.buf), f.Len())
+					}
 				}
-				if f.Len() != next-want {
-					t.Fatalf("Len = %d, want %d", f.Len(), next-want)
+				if f.Len() == 0 && len(f.buf) > shrinkThreshold {
+					t.Fatalf("buffer of %d slots kept after draining", len(f.buf))
 				}
-				if r[1] > 0 && len(f.buf) > max(shrinkThreshold, 16*(f.Len()+1)) {
-					t.Fatalf("%d slots kept for %d items", len(f.buf), f.Len())
-				}
-			}
-			if f.Len() == 0 && len(f.buf) > shrinkThreshold {
-				t.Fatalf("buffer of %d slots kept after draining", len(f.buf))
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -366,16 +377,23 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 			for i := range 8 * shrinkThreshold {
 				q.Add(i)
 			}
+			// Every item is taken before any is done, so that both the dirty and the
+			// processing sets pass the threshold.
+			items := make([]int, 0, 8*shrinkThreshold)
 			for range 8 * shrinkThreshold {
 				item, _ := q.Get()
+				items = append(items, item)
+			}
+			for _, item := range items {
 				q.Done(item)
 			}
 			q.mu.Lock()
 			defer q.mu.Unlock()
 			for i := range q.shards {
 				sh := &q.shards[i]
-				if sh.peak != 0 || sh.items != nil {
-					t.Fatalf("shard %d map not dropped: peak %d, len %d", i, sh.peak, len(sh.items))
+				if sh.dirtyPeak != 0 || sh.dirty != nil || sh.procPeak != 0 || sh.processing != nil {
+					t.Fatalf("shard %d maps not dropped: dirty peak %d, len %d; processing peak %d, len %d",
+						i, sh.dirtyPeak, len(sh.dirty), sh.procPeak, len(sh.processing))
 				}
 			}
 		})
