@@ -20,10 +20,10 @@ const shardShrinkThreshold = shrinkThreshold / 8
 //
 // An item is dirty when it has been added and not yet taken by Get since, and processing
 // between Get and Done; it can be both, added again while a worker holds it. The states live in
-// sets, as in client-go, but split differently, so that each item is in one set at most and
-// the common operations touch as few as possible: dirty holds the items waiting in the queue,
-// processing the items being processed, and addedAgain those of them added again since their
-// Get. dirty, the set that grows with a backlog, is read once by an Add of a waiting item (the
+// sets, as in client-go, but split differently, so that an item is in dirty or in processing,
+// never both, and the common operations touch as few sets as possible: dirty holds the items
+// waiting in the queue, processing the items being processed, and addedAgain those of the
+// latter added again since their Get. dirty, the set that grows with a backlog, is read once by an Add of a waiting item (the
 // common Add under load, which writes nothing), read and written once by an Add of a new one
 // and written once by Get, and its entries are just the items. Done deletes from processing,
 // which holds no more items than there are workers, and reads addedAgain only if it is not
