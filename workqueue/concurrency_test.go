@@ -246,3 +246,44 @@ func fuzzQueueModel(t *testing.T, ops []byte, locked bool) {
 		}
 	}
 }
+
+// TestAddRacingShutDown: Adds that race with ShutDown either queue their item, which Get then
+// hands out, or drop it, leaving nothing marked dirty that is not queued.
+func TestAddRacingShutDown(t *testing.T) {
+	for _, locked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
+			for round := range 20 {
+				q := newModeQueue(locked)
+				var producers sync.WaitGroup
+				for p := range 4 {
+					producers.Go(func() {
+						for i := range 500 {
+							q.Add(p*1000 + i)
+						}
+					})
+				}
+				if round%2 == 0 {
+					runtime.Gosched()
+				}
+				q.ShutDown()
+				producers.Wait()
+				got := 0
+				for {
+					item, shutdown := q.Get()
+					if shutdown {
+						break
+					}
+					got++
+					q.Done(item)
+				}
+				q.mu.Lock()
+				for i := range q.shards {
+					if n := len(q.shards[i].dirty); n != 0 {
+						t.Fatalf("round %d: shard %d still marks %d items dirty after %d were handed out", round, i, n, got)
+					}
+				}
+				q.mu.Unlock()
+			}
+		})
+	}
+}

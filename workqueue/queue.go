@@ -173,9 +173,12 @@ type waiter[T any] struct {
 // Locking. With the default FIFO, an item's state (dirty, processing) lives in one of
 // itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders the
 // FIFO and the blocked Gets. An Add of an item that is already queued and a Done of an item
-// that was not added again take only their shard's lock; an item is queued with its shard's
-// lock and then mu held (never the other order), so its state and the FIFO change together;
-// no map is read or written under mu. One lock for everything made every Add, Get and Done
+// that was not added again take only their shard's lock; to queue an item, Add (or Done) marks
+// it dirty under its shard's lock, releases that, and pushes it under mu, so no two locks are
+// ever held together and a worker that takes the item at once does not find its shard locked.
+// Until the push the item is dirty but not queued, which only another Add can see (and is
+// absorbed by, as it would be a moment later); Get, ShutDown and Done reach only queued or
+// processing items. No map is read or written under mu. One lock for everything made every Add, Get and Done
 // queue behind every other: with 4–16 producers and workers on a few CPUs, Go's mutex then
 // falls into its starvation mode (FIFO hand-over, a goroutine switch per Unlock), and the queue
 // alternated between that and normal mode from run to run. Metrics for an item are recorded
@@ -245,18 +248,21 @@ func (q *Typed[T]) Add(item T) {
 		return
 	}
 	sh.addDirty(item)
-	// The item is dirty but not yet queued; the shard lock, held until it is, keeps every other
-	// Add and Done of it out, and Get and ShutDown only see items once they are queued.
+	// The item is now dirty but not yet queued. The shard lock is released first (a worker
+	// that takes the item at once then does not find it held): an Add of the item in between
+	// is absorbed, as it would be a moment later, and nothing else can reach the item before
+	// it is queued: Get and ShutDown see only queued items, Done only processing ones.
+	sh.mu.Unlock()
 	q.mu.Lock()
 	if q.shuttingDown {
 		q.mu.Unlock()
+		sh.mu.Lock()
 		sh.abandonDirty(item)
 		sh.mu.Unlock()
 		return
 	}
 	w := q.pushLocked(item, q.metrics.add(sh.met, item, true))
 	q.mu.Unlock()
-	sh.mu.Unlock()
 	w.wake()
 }
 
@@ -354,14 +360,17 @@ func (q *Typed[T]) Done(item T) {
 	q.metrics.done(sh.met, item)
 	var w *waiter[T]
 	if addedAgain {
-		// As in Add: the item is dirty and queued before the shard lock is released.
+		// As in Add: marked dirty, then queued after the shard lock is released. Done queues
+		// it even while shutting down, as client-go does, so that it can still be drained.
 		sh.addDirty(item)
 		added := q.metrics.takeAddTime(sh.met, item)
+		sh.mu.Unlock()
 		q.mu.Lock()
 		w = q.pushLocked(item, added)
 		q.mu.Unlock()
+	} else {
+		sh.mu.Unlock()
 	}
-	sh.mu.Unlock()
 	if q.processing.Add(-1) == 0 && q.draining.Load() {
 		q.mu.Lock()
 		q.releaseDrainLocked()
@@ -549,8 +558,7 @@ func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 
 // updateUnfinishedWork sets the unfinished-work and longest-running gauges from every shard's
 // items being processed, unless the queue is shutting down. In locked mode it holds mu
-// throughout; otherwise it takes each shard's lock in turn (never while holding mu: Add takes
-// a shard lock, then mu).
+// throughout; otherwise it takes each shard's lock in turn, without mu.
 func (q *Typed[T]) updateUnfinishedWork() {
 	var u unfinished
 	q.mu.Lock()
