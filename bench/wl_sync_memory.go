@@ -19,7 +19,8 @@ func init() {
 			name:  "initial-sync/" + mode,
 			doc: "start an informer (namespace index, one handler) over N realistic pods that a " + mode +
 				" source made before the start, until synced and the handler has every add; sync-peak-B is the most " +
-				"live heap the informer adds beyond those objects during the sync (GOGC=2 marks), heap-B what it keeps",
+				"live heap the informer adds beyond those objects during the sync (GOGC=2 marks and forced collections " +
+				"at LIST pages, streamed objects and handler adds), heap-B what it keeps",
 			heavy: true,
 			run:   func(b *testing.B, impl *Impl) { benchInitialSyncMemory(b, impl, mode, scale(100_000)) },
 		})
@@ -57,9 +58,14 @@ func prebuiltPodSource(mode string, n int) *source {
 	}
 	if mode == watchList {
 		s.stream = func(w *watch.FakeWatcher) {
+			sent := int64(0)
 			for _, list := range pages {
 				for i := range list.Items {
+					if sent > 0 && sent%(max(1, s.sampleEvery.Load())*500) == 0 {
+						s.sample()
+					}
 					w.Add(&list.Items[i])
+					sent++
 				}
 			}
 			w.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
@@ -76,18 +82,30 @@ func benchInitialSyncMemory(b *testing.B, impl *Impl, mode string, n int) {
 	for range b.N {
 		b.StopTimer()
 		src := prebuiltPodSource(mode, n)
+		// Besides the GOGC=2 marks, forced collections sample the heap where the sync is
+		// busiest: at the first and every eighth LIST page and every 4000 streamed objects
+		// (while the reflector waits for the source), at the Watch call, and at every eighth
+		// of the handler's adds.
+		var forced forcedSampler
+		src.setSample(forced.sample, 8)
+		every := int64(max(1, n/8))
 		base := liveHeap()
 		b.StartTimer()
 		sampler := startPeakSamplerAt(2)
 		inf := impl.NewInformer(src, &v1.Pod{})
 		var adds atomic.Int64
-		if err := inf.AddHandler(Handler{Add: func(interface{}, bool) { adds.Add(1) }}); err != nil {
+		if err := inf.AddHandler(Handler{Add: func(interface{}, bool) {
+			if adds.Add(1)%every == 0 {
+				forced.sample()
+			}
+		}}); err != nil {
 			b.Fatal(err)
 		}
 		stop := runInformer(b, inf)
 		waitUntil(b, "every initial add", func() bool { return adds.Load() >= int64(n) })
-		peak := sampler.finish()
+		peak := max(sampler.finish(), forced.peak)
 		b.StopTimer()
+		src.setSample(nil, 0)
 		<-src.watched
 		synced := liveHeap()
 		if got := len(inf.Indexer().ListKeys()); got != n {
