@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 func init() {
@@ -48,31 +47,17 @@ func prebuiltPodSource(mode string, n int) *source {
 		}
 		pages = append(pages, list)
 	}
-	s := &source{watched: make(chan struct{}, 16)}
+	// newPodSource streams the prebuilt pods by pointer; its LIST, which builds a new list per
+	// call as a decoding client does, is replaced by one that returns the prebuilt lists.
+	s := newPodSource(mode, func() *podSet {
+		return &podSet{n: n, rv: "1", pod: func(i int) *v1.Pod { return &pages[i/pageSize].Items[i%pageSize] }}
+	})
 	s.list = func(options metav1.ListOptions) runtime.Object {
 		page, _ := strconv.Atoi(options.Continue)
 		if mode == paged && options.Limit != int64(pageSize) {
 			panic("bench: the reflector did not page by 500")
 		}
 		return pages[page]
-	}
-	if mode == watchList {
-		s.stream = func(w *watch.FakeWatcher) {
-			sent := int64(0)
-			for _, list := range pages {
-				for i := range list.Items {
-					if sent > 0 && sent%(max(1, s.sampleEvery.Load())*500) == 0 {
-						s.sample()
-					}
-					w.Add(&list.Items[i])
-					sent++
-				}
-			}
-			w.Action(watch.Bookmark, &v1.Pod{ObjectMeta: metav1.ObjectMeta{
-				ResourceVersion: "1",
-				Annotations:     map[string]string{metav1.InitialEventsAnnotationKey: "true"},
-			}})
-		}
 	}
 	return s
 }
