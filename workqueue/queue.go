@@ -236,18 +236,10 @@ func (q *Typed[T]) Add(item T) {
 	}
 	sh := q.shard(item)
 	sh.mu.Lock()
-	if sh.isDirty(item) {
-		sh.mu.Unlock() // already waiting
-		return
-	}
-	if sh.isProcessing(item) {
-		if sh.markAddedAgain(item) { // its Done queues it
-			q.metrics.add(sh.met, item, false)
-		}
+	if queue, _ := q.markAdded(sh, item); !queue {
 		sh.mu.Unlock()
 		return
 	}
-	sh.addDirty(item)
 	// The item is now dirty but not yet queued. The shard lock is released first (a worker
 	// that takes the item at once then does not find it held): an Add of the item in between
 	// is absorbed, as it would be a moment later, and nothing else can reach the item before
@@ -266,25 +258,38 @@ func (q *Typed[T]) Add(item T) {
 	w.wake()
 }
 
+// markAdded records an Add of item in its shard sh, whose guard the caller holds. waiting
+// reports that the item already waits in the queue (the Add is absorbed); an item being
+// processed is marked to be queued again by its Done; otherwise the item is marked dirty and
+// queue reports that the caller must queue it now.
+func (q *Typed[T]) markAdded(sh *itemShard[T], item T) (queue, waiting bool) {
+	if sh.isDirty(item) {
+		return false, true
+	}
+	if sh.isProcessing(item) {
+		if sh.markAddedAgain(item) { // its Done queues it
+			q.metrics.add(sh.met, item, false)
+		}
+		return false, false
+	}
+	sh.addDirty(item)
+	return true, false
+}
+
 func (q *Typed[T]) addLocked(item T) *waiter[T] {
 	if q.shuttingDown {
 		return nil
 	}
 	sh := q.shard(item)
-	if sh.isDirty(item) {
-		if q.fifo == nil {
-			q.queue.Touch(item) // the default queue ignores it
-		}
+	queue, waiting := q.markAdded(sh, item)
+	if waiting {
+		q.queue.Touch(item) // locked mode has a custom Queue, which sees every re-Add
+	}
+	if !queue {
 		return nil
 	}
-	if sh.isProcessing(item) {
-		if sh.markAddedAgain(item) {
-			q.metrics.add(sh.met, item, false)
-		}
-		return nil
-	}
-	sh.addDirty(item)
-	return q.pushLocked(item, q.metrics.add(sh.met, item, q.fifo != nil))
+	// A custom Queue cannot carry the add time: the metrics keep it.
+	return q.pushLocked(item, q.metrics.add(sh.met, item, false))
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
