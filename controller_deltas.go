@@ -113,9 +113,14 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 	})
 	// olds[i] is the stored state of info.Objects[i], or nil if it is new. Looking it up by
 	// the key computed above saves computing every key a second time (client-go calls Get).
-	olds := make([]interface{}, len(info.Objects))
+	// olds stays nil while no key is stored, as on an initial sync, which then holds no
+	// second slice as long as the list until every handler has been notified.
+	var olds []interface{}
 	for i, key := range keys {
 		if old, exists, err := clientState.GetByKey(key); err == nil && exists {
+			if olds == nil {
+				olds = make([]interface{}, len(info.Objects))
+			}
 			olds[i] = old
 		}
 	}
@@ -126,7 +131,7 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 		handler.OnDelete(tombstone)
 	}
 	for i, obj := range info.Objects {
-		if olds[i] != nil {
+		if olds != nil && olds[i] != nil {
 			handler.OnUpdate(olds[i], obj)
 		} else {
 			handler.OnAdd(obj, isInInitialList)
