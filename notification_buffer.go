@@ -135,10 +135,10 @@ func (b *notificationBuffer) Push(n notification) coalesceEvent {
 // fold adds n to its key's pendingKey, or appends a new one.
 func (b *notificationBuffer) fold(n notification) {
 	initialAdds := 0
-	if n.kind == notifyAdd && n.isInInitialList {
+	if n.isInitialAdd() {
 		initialAdds = 1
 	}
-	key, err := DeletionHandlingMetaNamespaceKeyFunc(n.object())
+	key, err := DeletionHandlingMetaNamespaceKeyFunc(n.obj)
 	if err != nil {
 		b.order.Push(&pendingKey{first: n, last: n, count: 1, initialAdds: initialAdds})
 		return
@@ -150,11 +150,11 @@ func (b *notificationBuffer) fold(n notification) {
 		return
 	}
 	pk := &pendingKey{key: key, keyed: true, first: n, last: n, count: 1, initialAdds: initialAdds}
-	if n.kind == notifyDelete {
+	if n.kind() == notifyDelete {
 		if seen, ok := b.delivered[key]; ok {
 			pk.lastSeen = seen
 		} else {
-			pk.lastSeen = finalStateOf(n.oldObj) // the handler was never told about the key
+			pk.lastSeen = finalStateOf(n.obj) // the handler was never told about the key
 		}
 	}
 	b.byKey[key] = pk
@@ -170,7 +170,7 @@ func (b *notificationBuffer) Pop() (d delivery, ok bool, ev coalesceEvent) {
 			return delivery{}, false, coalesceNone
 		}
 		d = delivery{n: n, call: true}
-		if n.kind == notifyAdd && n.isInInitialList {
+		if n.isInitialAdd() {
 			d.initialAdds = 1
 		}
 		b.recordDelivery(d.n, "", false)
@@ -201,14 +201,14 @@ func (b *notificationBuffer) recordDelivery(n notification, key string, keyed bo
 	}
 	if !keyed {
 		var err error
-		if key, err = DeletionHandlingMetaNamespaceKeyFunc(n.object()); err != nil {
+		if key, err = DeletionHandlingMetaNamespaceKeyFunc(n.obj); err != nil {
 			return
 		}
 	}
-	if n.kind == notifyDelete {
+	if n.kind() == notifyDelete {
 		delete(b.delivered, key)
 	} else {
-		b.delivered[key] = n.newObj
+		b.delivered[key] = n.obj
 	}
 }
 
@@ -228,32 +228,24 @@ func (pk *pendingKey) resolve() delivery {
 		d.n, d.call = pk.first, true
 		return d
 	}
-	seen := pk.first.kind != notifyAdd
+	first, last := pk.first.kind(), pk.last.kind()
+	seen := first != notifyAdd
 	lastSeen := pk.lastSeen
-	if pk.first.kind == notifyUpdate {
-		lastSeen = pk.first.oldObj
+	if first == notifyUpdate {
+		lastSeen = pk.first.oldObj()
 	}
 	switch {
-	case pk.last.kind != notifyDelete && !seen:
-		d.n = notification{kind: notifyAdd, newObj: pk.last.newObj, isInInitialList: pk.first.isInInitialList}
+	case last != notifyDelete && !seen:
+		d.n = addNotification(pk.last.obj, pk.first.isInitialAdd())
 		d.call = true
-	case pk.last.kind != notifyDelete:
-		d.n = notification{kind: notifyUpdate, oldObj: lastSeen, newObj: pk.last.newObj}
+	case last != notifyDelete:
+		d.n = updateNotification(lastSeen, pk.last.obj)
 		d.call = true
 	case seen:
-		d.n = notification{kind: notifyDelete, oldObj: DeletedFinalStateUnknown{Key: pk.key, Obj: finalStateOf(pk.last.oldObj)}}
+		d.n = deleteNotification(DeletedFinalStateUnknown{Key: pk.key, Obj: finalStateOf(pk.last.obj)})
 		d.call = true
 	}
 	return d
-}
-
-// object returns the object n is about: the new object of an add or update, the old one of a
-// delete.
-func (n notification) object() interface{} {
-	if n.kind == notifyDelete {
-		return n.oldObj
-	}
-	return n.newObj
 }
 
 // finalStateOf returns the object inside a DeletedFinalStateUnknown, or obj itself.

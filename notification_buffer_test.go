@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // nbObj is one state of an object in the model: rv grows with every change of any object, uid
@@ -66,7 +69,7 @@ func (m *nbModel) newState(name string, uid int) *nbObj {
 func (m *nbModel) push(n notification) {
 	m.pushed++
 	m.plainLog = append(m.plainLog, n)
-	if n.kind == notifyAdd && n.isInInitialList {
+	if n.isInitialAdd() {
 		m.initialPending++
 		m.initialPushed++
 	}
@@ -95,16 +98,16 @@ func (m *nbModel) event(r *rand.Rand, initial bool) {
 		obj := m.newState(name, m.uids)
 		m.source["ns/"+key] = obj
 		m.initialKeys["ns/"+key] = true
-		m.push(notification{kind: notifyAdd, newObj: obj, isInInitialList: true})
+		m.push(addNotification(obj, true))
 	case p < 3:
 		label := fmt.Sprintf("keyless-%d", len(m.keyless))
 		m.keyless = append(m.keyless, label)
-		m.push(notification{kind: notifyUpdate, oldObj: label, newObj: label})
+		m.push(updateNotification(label, label))
 	case !exists:
 		m.uids++
 		obj := m.newState(name, m.uids)
 		m.source["ns/"+key] = obj
-		m.push(notification{kind: notifyAdd, newObj: obj})
+		m.push(addNotification(obj, false))
 	case p < 15:
 		// A watch delete carries the object as the server deleted it (a new version); a
 		// delete found by a relist carries the cached object in a tombstone.
@@ -113,13 +116,13 @@ func (m *nbModel) event(r *rand.Rand, initial bool) {
 		if p < 8 {
 			old = DeletedFinalStateUnknown{Key: "ns/" + key, Obj: cur}
 		}
-		m.push(notification{kind: notifyDelete, oldObj: old})
+		m.push(deleteNotification(old))
 	case p < 25:
-		m.push(notification{kind: notifyUpdate, oldObj: cur, newObj: cur}) // resync
+		m.push(updateNotification(cur, cur)) // resync
 	default:
 		obj := m.newState(name, cur.uid)
 		m.source["ns/"+key] = obj
-		m.push(notification{kind: notifyUpdate, oldObj: cur, newObj: obj})
+		m.push(updateNotification(cur, obj))
 	}
 }
 
@@ -139,32 +142,32 @@ func (m *nbModel) deliver() bool {
 	m.calls++
 	m.gotLog = append(m.gotLog, d.n)
 	n := d.n
-	if label, ok := n.object().(string); ok {
+	if label, ok := n.obj.(string); ok {
 		if m.nextKeyless >= len(m.keyless) || m.keyless[m.nextKeyless] != label {
 			m.t.Fatalf("keyless notification %q out of order", label)
 		}
 		m.nextKeyless++
 		return true
 	}
-	obj := finalStateOf(n.object()).(*nbObj)
+	obj := finalStateOf(n.obj).(*nbObj)
 	key := "ns/" + obj.Name
 	last, seen := m.view[key]
 	if obj.rv < m.highest[key] {
 		m.t.Fatalf("%s went backwards: rv %d after %d", key, obj.rv, m.highest[key])
 	}
 	m.highest[key] = obj.rv
-	switch n.kind {
+	switch n.kind() {
 	case notifyAdd:
 		if seen {
 			m.t.Fatalf("OnAdd for %s, which the handler has (rv %d)", key, last.rv)
 		}
-		if n.isInInitialList && !m.initialKeys[key] {
+		if n.isInitialAdd() && !m.initialKeys[key] {
 			m.t.Fatalf("initial-list add for %s, which was not in the initial list", key)
 		}
 		m.view[key] = obj
 	case notifyUpdate:
-		if !seen || n.oldObj != last {
-			m.t.Fatalf("OnUpdate for %s: old object %v is not what the handler last received (%v)", key, n.oldObj, last)
+		if !seen || n.oldObj() != last {
+			m.t.Fatalf("OnUpdate for %s: old object %v is not what the handler last received (%v)", key, n.oldObj(), last)
 		}
 		m.view[key] = obj
 	case notifyDelete:
@@ -272,10 +275,10 @@ func TestNotificationBufferResolve(t *testing.T) {
 	v2 := &nbObj{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}, rv: 2}
 	v3 := &nbObj{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}, rv: 3}
 	add := func(o *nbObj, initial bool) notification {
-		return notification{kind: notifyAdd, newObj: o, isInInitialList: initial}
+		return addNotification(o, initial)
 	}
-	upd := func(o, n *nbObj) notification { return notification{kind: notifyUpdate, oldObj: o, newObj: n} }
-	del := func(o interface{}) notification { return notification{kind: notifyDelete, oldObj: o} }
+	upd := func(o, n *nbObj) notification { return updateNotification(o, n) }
+	del := func(o interface{}) notification { return deleteNotification(o) }
 	cases := []struct {
 		name        string
 		in          []notification
@@ -320,16 +323,16 @@ func nbDescribe(d delivery) string {
 		return "nothing"
 	}
 	rv := func(o interface{}) int { return finalStateOf(o).(*nbObj).rv }
-	switch d.n.kind {
+	switch d.n.kind() {
 	case notifyAdd:
-		return fmt.Sprintf("add %d initial=%v", rv(d.n.newObj), d.n.isInInitialList)
+		return fmt.Sprintf("add %d initial=%v", rv(d.n.newObj()), d.n.isInitialAdd())
 	case notifyUpdate:
-		return fmt.Sprintf("update %d->%d", rv(d.n.oldObj), rv(d.n.newObj))
+		return fmt.Sprintf("update %d->%d", rv(d.n.oldObj()), rv(d.n.newObj()))
 	default:
-		if _, ok := d.n.oldObj.(DeletedFinalStateUnknown); ok {
-			return fmt.Sprintf("delete tombstone %d", rv(d.n.oldObj))
+		if _, ok := d.n.oldObj().(DeletedFinalStateUnknown); ok {
+			return fmt.Sprintf("delete tombstone %d", rv(d.n.oldObj()))
 		}
-		return fmt.Sprintf("delete %d", rv(d.n.oldObj))
+		return fmt.Sprintf("delete %d", rv(d.n.oldObj()))
 	}
 }
 
@@ -355,15 +358,88 @@ func BenchmarkNotificationBuffer(b *testing.B) {
 			buf := newNotificationBuffer(tc.maxPending)
 			for i := range tc.behind {
 				o := objs[i%len(objs)]
-				buf.Push(notification{kind: notifyUpdate, oldObj: o, newObj: o})
+				buf.Push(updateNotification(o, o))
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
 				o := objs[(i*7919)%len(objs)]
-				buf.Push(notification{kind: notifyUpdate, oldObj: o, newObj: o})
+				buf.Push(updateNotification(o, o))
 				buf.Pop()
 			}
 		})
+	}
+}
+
+// TestNotificationEncoding checks that each kind of notification gives back exactly what it was
+// built from, including update objects that could be mistaken for a marker: nil, tombstones and
+// values of types that cannot be compared.
+func TestNotificationEncoding(t *testing.T) {
+	obj := &nbObj{rv: 1}
+	uncomparable := map[string]int{"a": 1}
+	tombstone := DeletedFinalStateUnknown{Key: "ns/a", Obj: obj}
+	cases := []struct {
+		name           string
+		n              notification
+		kind           notificationKind
+		initial        bool
+		oldObj, newObj interface{}
+	}{
+		{"add", addNotification(obj, false), notifyAdd, false, nil, obj},
+		{"initial add", addNotification(obj, true), notifyAdd, true, nil, obj},
+		{"update", updateNotification(tombstone, obj), notifyUpdate, false, tombstone, obj},
+		{"update from nil", updateNotification(nil, obj), notifyUpdate, false, nil, obj},
+		{"update of nil", updateNotification(obj, nil), notifyUpdate, false, obj, nil},
+		{"update of uncomparable values", updateNotification(uncomparable, uncomparable), notifyUpdate, false, uncomparable, uncomparable},
+		{"delete", deleteNotification(obj), notifyDelete, false, obj, nil},
+		{"delete of a tombstone", deleteNotification(tombstone), notifyDelete, false, tombstone, nil},
+		{"delete of nil", deleteNotification(nil), notifyDelete, false, nil, nil},
+	}
+	same := func(a, b interface{}) bool { return fmt.Sprintf("%#v", a) == fmt.Sprintf("%#v", b) }
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.n.kind(); got != tc.kind {
+				t.Errorf("kind() = %v, want %v", got, tc.kind)
+			}
+			if got := tc.n.isInitialAdd(); got != tc.initial {
+				t.Errorf("isInitialAdd() = %v, want %v", got, tc.initial)
+			}
+			if got := tc.n.oldObj(); !same(got, tc.oldObj) {
+				t.Errorf("oldObj() = %#v, want %#v", got, tc.oldObj)
+			}
+			if got := tc.n.newObj(); !same(got, tc.newObj) {
+				t.Errorf("newObj() = %#v, want %#v", got, tc.newObj)
+			}
+			// The listener calls the handler method of the kind with exactly these objects.
+			var calls []string
+			h := ResourceEventHandlerDetailedFuncs{
+				AddFunc: func(obj interface{}, initial bool) {
+					calls = append(calls, fmt.Sprintf("add %#v %v", obj, initial))
+				},
+				UpdateFunc: func(oldObj, newObj interface{}) {
+					calls = append(calls, fmt.Sprintf("update %#v %#v", oldObj, newObj))
+				},
+				DeleteFunc: func(obj interface{}) { calls = append(calls, fmt.Sprintf("delete %#v", obj)) },
+			}
+			l := newProcessListener(klog.Background(), h, 0, 0, clock.RealClock{}, newInfTestChecker("up"))
+			if !l.deliver(delivery{n: tc.n, call: true}, 0) {
+				t.Fatal("deliver reported a failure")
+			}
+			var want string
+			switch tc.kind {
+			case notifyAdd:
+				want = fmt.Sprintf("add %#v %v", tc.newObj, tc.initial)
+			case notifyUpdate:
+				want = fmt.Sprintf("update %#v %#v", tc.oldObj, tc.newObj)
+			case notifyDelete:
+				want = fmt.Sprintf("delete %#v", tc.oldObj)
+			}
+			if len(calls) != 1 || calls[0] != want {
+				t.Errorf("handler calls %q, want [%q]", calls, want)
+			}
+		})
+	}
+	if size := unsafe.Sizeof(notification{}); size != 32 {
+		t.Errorf("a queued notification takes %d bytes, want 32", size)
 	}
 }

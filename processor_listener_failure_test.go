@@ -160,7 +160,7 @@ func TestProcessorListenerContainPanics(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	l.add(infTestAdd("good", false))
-	l.add(notification{kind: notifyUpdate, oldObj: "bad", newObj: "bad"})
+	l.add(updateNotification("bad", "bad"))
 	l.add(infTestAdd("after", false))
 	for _, want := range []interface{}{"bad", "good", "bad", "after"} {
 		if e := rec.next(t); e.obj != want {

@@ -120,7 +120,7 @@ func infTestWaitClosed(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 func infTestAdd(obj interface{}, initial bool) notification {
-	return notification{kind: notifyAdd, newObj: obj, isInInitialList: initial}
+	return addNotification(obj, initial)
 }
 
 // infTestProcessor runs a processor with the given listeners until the test ends.
@@ -157,8 +157,8 @@ func TestProcessorListenerDeliversInOrder(t *testing.T) {
 			name: "every kind",
 			in: []notification{
 				infTestAdd("a", true),
-				{kind: notifyUpdate, oldObj: "a", newObj: "a2"},
-				{kind: notifyDelete, oldObj: "a2"},
+				updateNotification("a", "a2"),
+				deleteNotification("a2"),
 				infTestAdd("b", false),
 			},
 			want: []string{"add a initial=true", "update a->a2", "delete a2", "add b initial=false"},
@@ -376,7 +376,7 @@ func TestProcessorSyncDistribution(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	// Before any resync check every listener takes sync updates (client-go's initial state).
-	p.distribute(notification{kind: notifyUpdate, oldObj: "s0", newObj: "s0"}, true)
+	p.distribute(updateNotification("s0", "s0"), true)
 	for i, r := range recs {
 		if e := r.next(t); e.obj != "s0" {
 			t.Fatalf("listener %d: %v", i, e)
@@ -399,7 +399,7 @@ func TestProcessorSyncDistribution(t *testing.T) {
 			t.Fatalf("step %d: shouldResync = %v, want %v", i, due, s.wantDue)
 		}
 		obj := fmt.Sprintf("s%d", i+1)
-		p.distribute(notification{kind: notifyUpdate, oldObj: obj, newObj: obj}, true)
+		p.distribute(updateNotification(obj, obj), true)
 		p.distribute(infTestAdd("marker"+obj, false), false)
 		for j, r := range recs {
 			e := r.next(t)

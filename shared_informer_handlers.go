@@ -138,7 +138,7 @@ func (s *sharedIndexInformer) handleBatchDeltas(logger klog.Logger, deltas []Del
 // OnAdd distributes an add. processDeltas calls it under blockDeltas; it runs no user code.
 func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
 	s.cacheMutationDetector.AddObject(obj)
-	s.processor.distribute(notification{kind: notifyAdd, newObj: obj, isInInitialList: isInInitialList}, false)
+	s.processor.distribute(addNotification(obj, isInInitialList), false)
 }
 
 // OnUpdate distributes an update. An update whose old and new objects have the same resource
@@ -152,10 +152,10 @@ func (s *sharedIndexInformer) OnUpdate(oldObj, newObj interface{}) {
 		}
 	}
 	s.cacheMutationDetector.AddObject(newObj)
-	s.processor.distribute(notification{kind: notifyUpdate, oldObj: oldObj, newObj: newObj}, isSync)
+	s.processor.distribute(updateNotification(oldObj, newObj), isSync)
 }
 
 // OnDelete distributes a delete.
 func (s *sharedIndexInformer) OnDelete(oldObj interface{}) {
-	s.processor.distribute(notification{kind: notifyDelete, oldObj: oldObj}, false)
+	s.processor.distribute(deleteNotification(oldObj), false)
 }

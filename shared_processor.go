@@ -55,7 +55,7 @@ func (p *sharedProcessor) addListener(listener *processorListener, initialObject
 	}
 	p.listeners[listener] = true
 	for _, obj := range initialObjects {
-		listener.add(notification{kind: notifyAdd, newObj: obj, isInInitialList: true})
+		listener.add(addNotification(obj, true))
 	}
 	if p.upstreamSynced {
 		listener.syncTracker.UpstreamHasSynced()
