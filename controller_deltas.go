@@ -143,6 +143,12 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 // notifyRelist tells handler about a relist of objs that clientState applied as diff: the
 // deletions first, then every listed object in list order.
 func notifyRelist(handler ResourceEventHandler, objs []interface{}, diff *relistDiff, isInInitialList bool) {
+	if diff.allNew {
+		for _, obj := range objs {
+			handler.OnAdd(obj, isInInitialList)
+		}
+		return
+	}
 	for _, tombstone := range diff.deletions {
 		handler.OnDelete(tombstone)
 	}

@@ -453,12 +453,89 @@ func TestIndexerApplyRelist(t *testing.T) {
 			}
 		})
 	}
-	t.Run("empty store", func(t *testing.T) {
-		c := newCache(DeletionHandlingMetaNamespaceKeyFunc, nil, nil)
-		if _, ok, err := c.applyRelist([]interface{}{ctrlTestCM("a", "1")}, "1"); ok || err != nil {
-			t.Errorf("applyRelist on an empty store: ok %v, err %v; want Replace to do it", ok, err)
-		}
-	})
+	// An empty store (an informer's initial sync) is filled with the whole list, which is all
+	// new, unless it is written meanwhile.
+	emptyCases := []struct {
+		name       string
+		list       []interface{}
+		hook       func(c *cache)
+		wantOK     bool
+		wantErr    bool
+		wantKeys   []string
+		wantValues map[string]int
+		wantRV     string // the store's resource version afterwards
+	}{
+		{
+			name:       "empty store",
+			list:       []interface{}{fresh("a", "1"), fresh("b", "2"), fresh("a", "3")},
+			wantOK:     true,
+			wantKeys:   []string{"ns/a", "ns/b"},
+			wantValues: map[string]int{"2": 1, "3": 1},
+			wantRV:     "42",
+		},
+		{
+			name:       "empty store, index function fails",
+			list:       []interface{}{fresh("a", "1"), fresh("b", "bad")},
+			wantOK:     true,
+			wantErr:    true,
+			wantKeys:   []string{"ns/a"},
+			wantValues: map[string]int{"1": 1},
+			wantRV:     "42",
+		},
+		{
+			name:       "empty store, object without a key",
+			list:       []interface{}{fresh("a", "1"), "not an object"},
+			wantOK:     true,
+			wantErr:    true,
+			wantValues: map[string]int{},
+		},
+		{
+			name: "empty store written meanwhile",
+			list: []interface{}{fresh("a", "1")},
+			hook: func(c *cache) {
+				if err := c.Add(fresh("other", "3")); err != nil {
+					t.Error(err)
+				}
+			},
+			wantKeys:   []string{"ns/other"},
+			wantValues: map[string]int{"3": 1},
+			wantRV:     "2", // other's, from the Add
+		},
+	}
+	for _, tc := range emptyCases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCache(DeletionHandlingMetaNamespaceKeyFunc, Indexers{"v": byValue}, nil)
+			if tc.hook != nil {
+				c.storage.unlockedHook = func() {
+					c.storage.unlockedHook = nil
+					tc.hook(c)
+				}
+			}
+			diff, ok, err := c.applyRelist(tc.list, "42")
+			if ok != tc.wantOK || (err != nil) != tc.wantErr {
+				t.Fatalf("applyRelist: ok %v, err %v; want ok %v, error %v", ok, err, tc.wantOK, tc.wantErr)
+			}
+			if ok && diff != nil && (!diff.allNew || len(diff.changes) > 0 || len(diff.deletions) > 0) {
+				t.Errorf("diff %+v, want every object new and nothing else", diff)
+			}
+			keys := c.ListKeys()
+			slices.Sort(keys)
+			if !slices.Equal(keys, tc.wantKeys) {
+				t.Errorf("keys %q, want %q", keys, tc.wantKeys)
+			}
+			values := map[string]int{}
+			for _, v := range c.ListIndexFuncValues("v") {
+				keys, _ := c.IndexKeys("v", v)
+				values[v] = len(keys)
+			}
+			if !mapsEqual(values, tc.wantValues) {
+				t.Errorf("index v holds %v, want %v", values, tc.wantValues)
+			}
+			if c.storage.rv != tc.wantRV {
+				t.Errorf("resource version %q, want %q", c.storage.rv, tc.wantRV)
+			}
+		})
+	}
 }
 
 func sumValues(m map[string]int) int {

@@ -23,6 +23,9 @@ type relistDiff struct {
 	changes []relistChange
 	// deletions are the stored objects missing from the list, with their stored state.
 	deletions []DeletedFinalStateUnknown
+	// allNew says that the store was empty: every listed object is new, and changes and
+	// deletions are empty.
+	allNew bool
 }
 
 // relistChange is a listed object that is not stored as it is.
@@ -54,7 +57,7 @@ const relistMaxChangedFraction = 4
 // index values of the changed and new objects. Third, under the write lock, it applies the
 // deletions and changes and records resourceVersion: readers see the store before or after the
 // relist, never in between, and the lock is held O(changes), not O(objects). Memory is one bit
-// per stored object plus O(changes).
+// per stored object plus O(changes). An empty store is filled as Replace fills it (fillEmpty).
 func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relistDiff, bool, error) {
 	if c.transformer != nil {
 		return nil, false, nil
@@ -66,7 +69,7 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 	set := s.indexers.Load()
 	s.mu.RUnlock()
 	if stored == 0 && len(objs) > 0 {
-		return nil, false, nil // everything is new: Replace builds it faster
+		return c.fillEmpty(objs, resourceVersion, gen)
 	}
 
 	diff := &relistDiff{}
@@ -146,6 +149,27 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 	s.gen++
 	s.setRVLocked(resourceVersion)
 	return diff, true, errors.Join(errs...)
+}
+
+// fillEmpty is applyRelist for a store that was empty at generation gen, as before an
+// informer's initial sync: every listed object is new, so it builds the content as Replace
+// does, from one key per object. The caller then needs no list of keys, set of keys or stored
+// states of its own, which at 100k objects would otherwise be ~9 MB live next to the new
+// content while it is built.
+func (c *cache) fillEmpty(objs []interface{}, resourceVersion string, gen uint64) (*relistDiff, bool, error) {
+	keys := make([]string, len(objs))
+	for i, obj := range objs {
+		key, err := c.keyFunc(obj)
+		if err != nil {
+			return nil, true, KeyError{obj, err}
+		}
+		keys[i] = key
+	}
+	ok, err := c.storage.replaceAt(keys, objs, resourceVersion, gen)
+	if !ok {
+		return nil, false, nil // written meanwhile (not by the informer): let Replace do it
+	}
+	return &relistDiff{allNew: true}, true, err
 }
 
 // afterRelistPlanned runs the storage's test hook, if any, between applyRelist's lock-free

@@ -286,12 +286,25 @@ func (c *threadSafeMap) Replace(items map[string]interface{}, resourceVersion st
 // replace is Replace from parallel key and object slices; a repeated key keeps its last
 // object. It returns the IndexFunc errors, joined.
 func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersion string) error {
+	_, err := c.replaceAt(keys, objs, resourceVersion, anyGen)
+	return err
+}
+
+// anyGen tells replaceAt to replace whatever the store's generation.
+const anyGen = ^uint64(0)
+
+// replaceAt is replace, done only if the store is still at generation gen when the new content
+// is ready (always for anyGen); ok reports whether it replaced.
+func (c *threadSafeMap) replaceAt(keys []string, objs []interface{}, resourceVersion string, gen uint64) (ok bool, err error) {
 	set := c.indexers.Load()
 	next, failed, errs := buildStoreState(set, keys, objs)
 	c.afterUnlockedWork()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if gen != anyGen && c.gen != gen {
+		return false, nil
+	}
 	if cur := c.indexers.Load(); cur != set {
 		// AddIndexers ran meanwhile: rebuild with every index (rare).
 		next, failed, errs = buildStoreState(cur, next.keys, next.objs)
@@ -311,7 +324,7 @@ func (c *threadSafeMap) replace(keys []string, objs []interface{}, resourceVersi
 	c.state = next
 	c.gen++
 	c.setRVLocked(resourceVersion)
-	return errors.Join(errs...)
+	return true, errors.Join(errs...)
 }
 
 // Index returns the stored objects that share at least one value of the named index with obj,
