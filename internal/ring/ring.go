@@ -20,11 +20,13 @@ const maxChunkBytes = 8 << 10
 //
 // A drained chunk is kept for reuse if it is the only spare (so a queue whose backlog stays
 // about the same moves between two chunks without allocating), or if the Ring then holds no
-// more than it keeps: its minimum capacity, raised when a backlog recurs. A Ring that needs a
-// new chunk within one drain (as many pops as its largest backlog) of having given one back —
-// a backlog that comes and goes, such as a handler slower than a steady stream of events —
-// keeps that much more, up to its largest backlog, instead of reallocating on every wave;
-// Reset forgets it.
+// more than it keeps: its minimum capacity, raised when a backlog recurs. A Ring that drains
+// to its minimum capacity or less and then needs a new chunk within one drain (as many pops as
+// its largest backlog) of having given one back — a backlog that comes and goes, such as a
+// handler slower than a steady stream of events — keeps that much more, up to its largest
+// backlog, instead of reallocating on every wave; Reset forgets it. One long backlog, such as
+// an informer's initial list, gives its chunks back and allocates new ones as it moves, and
+// is not kept once drained.
 //
 // Push and Pop are O(1), apart from the allocation of a chunk. Popped slots are cleared, so
 // the Ring does not keep popped values reachable.
@@ -46,11 +48,13 @@ type Ring[T any] struct {
 	nextLen int // length of the next chunk to allocate; 0: start again from min
 
 	// pops counts Pops; droppedAt is its value when a drained chunk was last given back
-	// (dropped says whether one was). highWater is the most slots the live chunks ever had,
-	// and floor the slots kept beyond min because the backlog recurs.
+	// (dropped says whether one was), and drained says whether the Ring has held no more than
+	// its minimum capacity since. highWater is the most slots the live chunks ever had, and
+	// floor the slots kept beyond min because the backlog recurs.
 	pops      int
 	dropped   bool
 	droppedAt int
+	drained   bool
 	highWater int
 	floor     int
 }
@@ -137,8 +141,9 @@ func (r *Ring[T]) addChunk() {
 		}
 		c = make([]T, r.nextLen)
 		r.nextLen = min(2*r.nextLen, maxChunkLen[T]())
-		if r.dropped && r.pops-r.droppedAt <= r.highWater {
-			// A chunk given back within one drain is needed again: the backlog recurs.
+		if r.dropped && r.drained && r.pops-r.droppedAt <= r.highWater {
+			// The backlog drained and, within one drain of a chunk given back, needs a
+			// new one: it recurs.
 			r.floor = min(r.floor+len(c), max(r.highWater, r.live+len(c)))
 		}
 	}
@@ -165,6 +170,9 @@ func (r *Ring[T]) Pop() (v T, ok bool) {
 	r.head++
 	r.n--
 	r.pops++
+	if r.n <= r.min {
+		r.drained = true
+	}
 	switch {
 	case r.n == 0:
 		// The oldest chunk is the newest: start it again from its first slot.
@@ -187,7 +195,7 @@ func (r *Ring[T]) release(c []T) {
 		r.spareSlots += len(c)
 		return
 	}
-	r.dropped, r.droppedAt = true, r.pops
+	r.dropped, r.droppedAt, r.drained = true, r.pops, false
 }
 
 // Peek returns the oldest element without removing it; ok is false if the Ring is empty. O(1).

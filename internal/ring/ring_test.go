@@ -126,6 +126,23 @@ func TestRingMemory(t *testing.T) {
 			t.Fatalf("Cap() = %d after Reset", r.Cap())
 		}
 	})
+	t.Run("one long backlog is not kept once drained", func(t *testing.T) {
+		// A consumer at half the producer's pace, as a handler behind an initial list: the
+		// backlog grows to 20000 while chunks are drained at its head and added at its tail.
+		r := New[int](16)
+		for i := range 40_000 {
+			r.Push(i)
+			if i%2 == 1 {
+				r.Pop()
+			}
+		}
+		for r.Len() > 0 {
+			r.Pop()
+		}
+		if c := r.Cap(); c > 2*chunk {
+			t.Fatalf("Cap() = %d after the backlog drained, want at most %d", c, 2*chunk)
+		}
+	})
 	t.Run("a burst that does not recur is not kept", func(t *testing.T) {
 		r := New[int](16)
 		for i := range 20_000 {
