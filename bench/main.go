@@ -56,6 +56,7 @@ var (
 	flagBlockProf = flag.String("blockprofile", "", "write a blocking profile to this file")
 	flagMemProf   = flag.String("memprofile", "", "write an allocation profile (every allocation) to this file")
 	flagTrace     = flag.String("trace", "", "write an execution trace to this file")
+	flagPeakProf  = flag.String("peakprofile", "", "memory rows: write a heap profile to this file at each new highest live heap a forced collection measures (use with -impl)")
 )
 
 func main() {

@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,7 +104,27 @@ func (s *forcedSampler) sample() {
 	goruntime.GC()
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(sample)
-	s.peak = max(s.peak, sample[0].Value.Uint64())
+	if v := sample[0].Value.Uint64(); v > s.peak {
+		s.peak = v
+		if *flagPeakProf != "" {
+			writePeakProfile(*flagPeakProf)
+		}
+	}
+}
+
+// writePeakProfile writes the heap profile, which a forced collection has just brought up to
+// date, to path (-peakprofile), replacing the one of an earlier, lower peak.
+func writePeakProfile(path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -peakprofile:", err)
+	}
 }
 
 func benchRelist(b *testing.B, impl *Impl, mode string, n, changedPer1000, deletedPer1000 int) {
