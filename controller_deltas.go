@@ -140,10 +140,23 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 	return nil
 }
 
+// addRunHandler is implemented by the shared informer: it takes the adds of a whole list at
+// once, so that each of its handlers queues them as one element that points into the list
+// instead of one notification per object.
+type addRunHandler interface {
+	// onAddRun has the effect of OnAdd(obj, isInInitialList) for each of objs, in order. objs
+	// must not change afterwards.
+	onAddRun(objs []interface{}, isInInitialList bool)
+}
+
 // notifyRelist tells handler about a relist of objs that clientState applied as diff: the
 // deletions first, then every listed object in list order.
 func notifyRelist(handler ResourceEventHandler, objs []interface{}, diff *relistDiff, isInInitialList bool) {
 	if diff.allNew {
+		if runs, ok := handler.(addRunHandler); ok {
+			runs.onAddRun(objs, isInInitialList)
+			return
+		}
 		for _, obj := range objs {
 			handler.OnAdd(obj, isInInitialList)
 		}

@@ -35,6 +35,20 @@ type pendingKey struct {
 	initialAdds int
 }
 
+// addRun is a run of adds queued as one element of a plain buffer (PushRun): the objects of an
+// initial list, or of the cache for a handler added late, delivered as one OnAdd each, in
+// order. objs is the informer's own list, shared by every listener's run and never written;
+// next is this run's cursor.
+type addRun struct {
+	objs    []interface{}
+	next    int
+	initial bool
+}
+
+// markAddRun tags a notification whose obj is an *addRun. It never leaves notificationBuffer:
+// Pop hands out the run's adds one by one.
+var markAddRun = &notificationMarker{kind: notifyAdd}
+
 // notificationBuffer holds the notifications waiting for one handler. It is the deterministic
 // core of processorListener: no locks, goroutines or clock; the listener guards it with its
 // mutex.
@@ -49,8 +63,11 @@ type pendingKey struct {
 type notificationBuffer struct {
 	maxPending int
 
-	// plain holds the notifications in FIFO mode; it is empty while coalescing.
-	plain ring.Ring[notification]
+	// plain holds the notifications in FIFO mode; it is empty while coalescing. With
+	// maxPending < 0 an element may be a run of adds (PushRun); runExtra counts the adds the
+	// runs in plain hold beyond one each.
+	plain    ring.Ring[notification]
+	runExtra int
 
 	// coalescing is true from the push that exceeded maxPending until order drains.
 	coalescing bool
@@ -86,7 +103,7 @@ func (b *notificationBuffer) Len() int {
 	if b.coalescing {
 		return b.order.Len()
 	}
-	return b.plain.Len()
+	return b.plain.Len() + b.runExtra
 }
 
 // Cap returns the slots allocated for plain notifications. O(1).
@@ -95,6 +112,7 @@ func (b *notificationBuffer) Cap() int { return b.plain.Cap() }
 // Reset drops everything waiting. Statistics and the record of deliveries are kept. O(1).
 func (b *notificationBuffer) Reset() {
 	b.plain.Reset()
+	b.runExtra = 0
 	b.order.Reset()
 	b.byKey = nil
 	b.coalescing = false
@@ -132,6 +150,51 @@ func (b *notificationBuffer) Push(n notification) coalesceEvent {
 	return coalesceStarted
 }
 
+// PushRun queues an add of each of objs, in order, all with isInInitialList initial; objs
+// must not change afterwards. A buffer that never coalesces (maxPending < 0, client-go's
+// behaviour) keeps them as one element that points into objs, so a handler behind an initial
+// list of n objects costs one element instead of n notifications; otherwise each is pushed
+// as Push would. It reports coalesceStarted when the adds made the buffer switch to
+// coalescing.
+func (b *notificationBuffer) PushRun(objs []interface{}, initial bool) coalesceEvent {
+	if b.maxPending >= 0 || len(objs) == 1 {
+		ev := coalesceNone
+		for _, obj := range objs {
+			if b.Push(addNotification(obj, initial)) == coalesceStarted {
+				ev = coalesceStarted
+			}
+		}
+		return ev
+	}
+	if len(objs) > 0 {
+		b.plain.Push(notification{obj: &addRun{objs: objs, initial: initial}, tag: markAddRun})
+		b.runExtra += len(objs) - 1
+	}
+	return coalesceNone
+}
+
+// popPlain removes the oldest notification of a plain buffer: the oldest element, or the next
+// add of the run at its head.
+func (b *notificationBuffer) popPlain() (notification, bool) {
+	n, ok := b.plain.Peek()
+	if !ok {
+		return notification{}, false
+	}
+	if m, _ := n.tag.(*notificationMarker); m != markAddRun {
+		b.plain.Pop()
+		return n, true
+	}
+	run := n.obj.(*addRun)
+	obj := run.objs[run.next]
+	run.next++
+	if run.next == len(run.objs) {
+		b.plain.Pop()
+	} else {
+		b.runExtra--
+	}
+	return addNotification(obj, run.initial), true
+}
+
 // fold adds n to its key's pendingKey, or appends a new one.
 func (b *notificationBuffer) fold(n notification) {
 	initialAdds := 0
@@ -165,7 +228,7 @@ func (b *notificationBuffer) fold(n notification) {
 // nothing waits. It reports coalesceStopped when it drained a coalescing episode.
 func (b *notificationBuffer) Pop() (d delivery, ok bool, ev coalesceEvent) {
 	if !b.coalescing {
-		n, ok := b.plain.Pop()
+		n, ok := b.popPlain()
 		if !ok {
 			return delivery{}, false, coalesceNone
 		}

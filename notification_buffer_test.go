@@ -3,6 +3,7 @@ package cache
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -45,6 +46,14 @@ type nbModel struct {
 	nextKeyless int
 
 	pushed, calls int
+	// runs, when set, makes push gather consecutive adds of the same initial flag into one
+	// run, pushed with PushRun when something else is pushed (as an informer hands over a
+	// list). runLists keeps each run's list and a copy, to check that the buffer never
+	// writes to it.
+	runs       bool
+	run        []interface{}
+	runInitial bool
+	runLists   [][2][]interface{}
 	// plainLog is every pushed notification, to compare when the buffer never coalesces.
 	plainLog []notification
 	gotLog   []notification
@@ -73,7 +82,38 @@ func (m *nbModel) push(n notification) {
 		m.initialPending++
 		m.initialPushed++
 	}
+	if m.runs && n.kind() == notifyAdd {
+		if len(m.run) > 0 && m.runInitial != n.isInitialAdd() {
+			m.flushRun()
+		}
+		m.run, m.runInitial = append(m.run, n.obj), n.isInitialAdd()
+		return
+	}
+	m.flushRun()
 	m.buf.Push(n)
+	m.checkBound()
+}
+
+// flushRun pushes the gathered run of adds, if any, with PushRun.
+func (m *nbModel) flushRun() {
+	if len(m.run) == 0 {
+		return
+	}
+	objs := m.run
+	m.run = nil
+	m.runLists = append(m.runLists, [2][]interface{}{objs, slices.Clone(objs)})
+	before := m.buf.Len()
+	m.buf.PushRun(objs, m.runInitial)
+	if m.buf.maxPending < 0 {
+		if got := m.buf.Len() - before; got != len(objs) {
+			m.t.Fatalf("a run of %d adds made Len grow by %d", len(objs), got)
+		}
+	}
+	m.checkBound()
+}
+
+// checkBound checks how much the buffer holds.
+func (m *nbModel) checkBound() {
 	// Memory bound: plain mode never holds more than maxPending; coalescing holds one
 	// element per key plus the keyless notifications.
 	if !m.buf.coalescing && m.buf.maxPending >= 0 && m.buf.plain.Len() > m.buf.maxPending {
@@ -181,7 +221,13 @@ func (m *nbModel) deliver() bool {
 
 // finish drains the buffer and checks the handler's view equals the source.
 func (m *nbModel) finish() {
+	m.flushRun()
 	for m.deliver() {
+	}
+	for _, l := range m.runLists {
+		if !slices.Equal(l[0], l[1]) {
+			m.t.Fatal("a run's list was written to")
+		}
 	}
 	if m.buf.coalescing || m.buf.byKey != nil {
 		m.t.Fatal("buffer still coalescing after draining")
@@ -210,6 +256,7 @@ func (m *nbModel) finish() {
 func nbRun(t *testing.T, seed uint64, maxPending, nKeys, steps int) *nbModel {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	m := newNBModel(t, maxPending, nKeys)
+	m.runs = r.IntN(2) == 0
 	for range r.IntN(2 * nKeys) {
 		m.event(r, true)
 	}
@@ -217,6 +264,10 @@ func nbRun(t *testing.T, seed uint64, maxPending, nKeys, steps int) *nbModel {
 	for range steps {
 		if r.IntN(10) == 0 {
 			stalled = !stalled
+		}
+		if r.IntN(8) == 0 {
+			m.flushRun()
+			m.runs = !m.runs
 		}
 		if !stalled && r.IntN(3) == 0 {
 			for range 1 + r.IntN(4) {

@@ -129,8 +129,10 @@ func (n notification) newObj() interface{} {
 // under a short lock and, when the buffer was empty, drops a token in the capacity-1 wake
 // channel; add never waits for the handler. The buffer grows by chunks while the handler is
 // behind and gives them back as it catches up (client-go uses three goroutines per handler and a
-// buffer that doubles and never shrinks). With MaxPending the buffer coalesces per object key once more than
-// MaxPending notifications wait (notificationBuffer).
+// buffer that doubles and never shrinks). A queued notification takes 32 bytes, and the adds of
+// a list into an empty cache (the initial list) or of the cache for a handler added late are
+// queued as one element that points into that list (addRun). With MaxPending the buffer
+// coalesces per object key once more than MaxPending notifications wait (notificationBuffer).
 //
 // The handler's sync tracker learns that the informer has synced from the processor
 // (sharedProcessor.markUpstreamSynced), not from a goroutine of its own, so a handler costs
@@ -254,13 +256,38 @@ func (p *processorListener) add(n notification) {
 	if n.isInitialAdd() {
 		p.syncTracker.Start()
 	}
+	p.enqueue(n, nil, false)
+}
+
+// addRun queues an add of each of objs, in order, all with isInInitialList initial, as add
+// would one by one; objs must not change afterwards (see notificationBuffer.PushRun).
+func (p *processorListener) addRun(objs []interface{}, initial bool) {
+	if len(objs) == 0 {
+		return
+	}
+	if initial {
+		for range objs {
+			p.syncTracker.Start()
+		}
+	}
+	p.enqueue(notification{}, objs, initial)
+}
+
+// enqueue pushes n, or, if run is not nil, the adds of run's objects with isInInitialList
+// initial, and wakes the delivery goroutine if the buffer was empty.
+func (p *processorListener) enqueue(n notification, run []interface{}, initial bool) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return
 	}
 	wasEmpty := p.pending.Len() == 0
-	ev := p.pending.Push(n)
+	var ev coalesceEvent
+	if run != nil {
+		ev = p.pending.PushRun(run, initial)
+	} else {
+		ev = p.pending.Push(n)
+	}
 	pending := p.pending.Len()
 	p.mu.Unlock()
 	if ev == coalesceStarted {

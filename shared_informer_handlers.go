@@ -141,6 +141,16 @@ func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
 	s.processor.distribute(addNotification(obj, isInInitialList), false)
 }
 
+// onAddRun distributes an add of each of objs, in order, as OnAdd would one by one; objs must
+// not change afterwards. processDeltas calls it (through addRunHandler) under blockDeltas for
+// a relist into an empty cache, such as the initial list.
+func (s *sharedIndexInformer) onAddRun(objs []interface{}, isInInitialList bool) {
+	for _, obj := range objs {
+		s.cacheMutationDetector.AddObject(obj)
+	}
+	s.processor.distributeRun(objs, isInInitialList)
+}
+
 // OnUpdate distributes an update. An update whose old and new objects have the same resource
 // version (a resync, or an unchanged object in a relist) is a sync update: it goes only to the
 // handlers due for a resync.

@@ -568,3 +568,71 @@ func infTestWatchErrorHandler(t *testing.T) {
 	}
 	infTestWaitSynced(t, inf)
 }
+
+// TestSharedInformerInitialListIsOneRun checks that a handler behind the initial list holds it
+// as one queued element that points into the list, not one notification per object, and
+// that it still receives every object as an initial add, in the list's order, before the
+// changes that follow.
+func TestSharedInformerInitialListIsOneRun(t *testing.T) {
+	const n = 3000
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("p%04d", i)
+	}
+	src := infTestSource(names...)
+	inf := infTestNewInformer(src, 0)
+	blocked, free := newInfTestRecorder(), newInfTestRecorder()
+	blocked.entered = make(chan struct{}, 2*n)
+	blocked.gate = make(chan struct{})
+	openGate := sync.OnceFunc(func() { close(blocked.gate) })
+	reg, err := inf.AddEventHandler(blocked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inf.AddEventHandler(free); err != nil {
+		t.Fatal(err)
+	}
+	infTestRun(t, inf)
+	t.Cleanup(openGate) // runs before the informer's stop, which waits for the handler
+
+	var order []string
+	for range n {
+		order = append(order, infTestNext(t, free))
+	}
+	<-blocked.entered // the blocked handler holds the first add
+	var listener *processorListener
+	inf.processor.mu.RLock()
+	for l := range inf.processor.listeners {
+		if l.handler == blocked {
+			listener = l
+		}
+	}
+	inf.processor.mu.RUnlock()
+	listener.mu.Lock()
+	waiting, elements := listener.pending.Len(), listener.pending.plain.Len()
+	listener.mu.Unlock()
+	if waiting != n-1 || elements != 1 {
+		t.Fatalf("blocked handler has %d adds waiting in %d elements, want %d in 1", waiting, elements, n-1)
+	}
+
+	src.Add(infTestPod("ns", "late", ""))
+	if got, want := infTestNext(t, free), fmt.Sprintf("add late@%d", n+1); got != want {
+		t.Fatalf("free handler: got %q, want %q", got, want)
+	}
+	if reg.HasSynced() {
+		t.Fatal("blocked handler synced before it returned from its initial adds")
+	}
+	openGate()
+	for i, want := range order {
+		if !strings.HasSuffix(want, " initial") {
+			t.Fatalf("free handler's event %d is %q, not an initial add", i, want)
+		}
+		if got := infTestNext(t, blocked); got != want {
+			t.Fatalf("blocked handler's event %d: got %q, want %q", i, got, want)
+		}
+	}
+	if got, want := infTestNext(t, blocked), fmt.Sprintf("add late@%d", n+1); got != want {
+		t.Fatalf("blocked handler: got %q, want %q", got, want)
+	}
+	infTestWaitSynced(t, inf, reg)
+}

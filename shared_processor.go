@@ -54,9 +54,7 @@ func (p *sharedProcessor) addListener(listener *processorListener, initialObject
 		return false
 	}
 	p.listeners[listener] = true
-	for _, obj := range initialObjects {
-		listener.add(addNotification(obj, true))
-	}
+	listener.addRun(initialObjects, true)
 	if p.upstreamSynced {
 		listener.syncTracker.UpstreamHasSynced()
 	}
@@ -111,6 +109,17 @@ func (p *sharedProcessor) hasListener(handle ResourceEventHandlerRegistration) b
 
 // distribute queues n for every listener, or, for a sync update, for the listeners due for a
 // resync. It never waits for a handler.
+// distributeRun queues an add of each of objs, in order, for every listener, as distribute
+// would one by one; objs must not change afterwards. Each listener queues the run as one
+// element that points into objs (notificationBuffer.PushRun).
+func (p *sharedProcessor) distributeRun(objs []interface{}, isInInitialList bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for listener := range p.listeners {
+		listener.addRun(objs, isInInitialList)
+	}
+}
+
 func (p *sharedProcessor) distribute(n notification, sync bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
