@@ -120,8 +120,21 @@ type relistItems struct {
 	unchanged int
 }
 
-// addPage adds every item of a LIST page.
+// addPage adds every item of a LIST page. The first page sizes the collection for every item
+// the list will hold, when it knows: its own items plus the remainingItemCount the server
+// estimated, if any. A large list then fills one array instead of growing through a series
+// of larger copies.
 func (l *relistItems) addPage(page runtime.Object) error {
+	if l.items == nil {
+		n := meta.LenList(page)
+		if m, err := meta.ListAccessor(page); err == nil {
+			if rest := m.GetRemainingItemCount(); rest != nil && *rest > 0 && *rest <= maxPresizedItems {
+				n += int(*rest)
+			}
+		}
+		l.items = make([]interface{}, 0, n)
+		l.cached = make([]bool, 0, n)
+	}
 	inPlace := listItemsAreValues(page)
 	return meta.EachListItem(page, func(item runtime.Object) error {
 		if cached, ok := l.dedup.unchangedInCache(item); ok {
@@ -135,6 +148,10 @@ func (l *relistItems) addPage(page runtime.Object) error {
 		return nil
 	})
 }
+
+// maxPresizedItems bounds the remainingItemCount addPage trusts to size a list: an estimate
+// from the server, not a promise.
+const maxPresizedItems = 1 << 20
 
 func (l *relistItems) add(obj interface{}, cached bool) {
 	l.items = append(l.items, obj)

@@ -579,6 +579,46 @@ func TestRelistItemsDetachFromPage(t *testing.T) {
 	}
 }
 
+// TestRelistItemsPresize checks that the first page of a list sizes the collection for the
+// whole list when the server estimated the rest, and that later pages are appended.
+func TestRelistItemsPresize(t *testing.T) {
+	count := func(n int64) *int64 { return &n }
+	cases := []struct {
+		name      string
+		remaining *int64
+		wantCap   int
+	}{
+		{"one page", nil, 2},
+		{"more pages estimated", count(3), 5},
+		{"estimate beyond the bound ignored", count(maxPresizedItems + 1), 2},
+		{"negative estimate ignored", count(-1), 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			first := &v1.ConfigMapList{Items: []v1.ConfigMap{*ctrlTestCM("a", "1"), *ctrlTestCM("b", "1")}}
+			first.RemainingItemCount = tc.remaining
+			items := &relistItems{dedup: relistTestDedup{}}
+			if err := items.addPage(first); err != nil {
+				t.Fatal(err)
+			}
+			if got := cap(items.items); got != tc.wantCap {
+				t.Errorf("cap after the first page = %d, want %d", got, tc.wantCap)
+			}
+			second := &v1.ConfigMapList{Items: []v1.ConfigMap{*ctrlTestCM("c", "1")}}
+			if err := items.addPage(second); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, o := range items.items {
+				names = append(names, o.(*v1.ConfigMap).Name)
+			}
+			if !slices.Equal(names, []string{"a", "b", "c"}) || len(items.cached) != 3 {
+				t.Errorf("items %q (%d cached flags), want a, b, c", names, len(items.cached))
+			}
+		})
+	}
+}
+
 // TestWatchListBufferDedups feeds a watch-list buffer whose informer has some objects cached:
 // an event with the cached resourceVersion buffers the cached object, untransformed; a later
 // event for the same key with another resourceVersion replaces it (transformed); a deletion

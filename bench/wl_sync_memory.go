@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 )
 
 func init() {
@@ -47,7 +48,9 @@ func prebuiltPodSource(mode string, n int) (s *source, copiesCached func(Informe
 			list.Items[i] = *realisticPod(start+i, 100, "1")
 		}
 		if start+pageSize < n {
+			// As a kube-apiserver does for a LIST with a limit and no selector.
 			list.Continue = strconv.Itoa(len(pages) + 1)
+			list.RemainingItemCount = ptr.To(int64(n - start - pageSize))
 		}
 		pages = append(pages, list)
 	}
