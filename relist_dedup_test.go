@@ -440,12 +440,7 @@ func TestIndexerApplyRelist(t *testing.T) {
 					}
 				}
 			}
-			values := map[string]int{}
-			for _, v := range c.ListIndexFuncValues("v") {
-				keys, _ := c.IndexKeys("v", v)
-				values[v] = len(keys)
-			}
-			if !mapsEqual(values, tc.wantValues) {
+			if values := indexValueCounts(c, "v"); !mapsEqual(values, tc.wantValues) {
 				t.Errorf("index v holds %v, want %v", values, tc.wantValues)
 			}
 			if got, want := len(c.ListKeys()), sumValues(tc.wantValues); got != want {
@@ -523,12 +518,7 @@ func TestIndexerApplyRelist(t *testing.T) {
 			if !slices.Equal(keys, tc.wantKeys) {
 				t.Errorf("keys %q, want %q", keys, tc.wantKeys)
 			}
-			values := map[string]int{}
-			for _, v := range c.ListIndexFuncValues("v") {
-				keys, _ := c.IndexKeys("v", v)
-				values[v] = len(keys)
-			}
-			if !mapsEqual(values, tc.wantValues) {
+			if values := indexValueCounts(c, "v"); !mapsEqual(values, tc.wantValues) {
 				t.Errorf("index v holds %v, want %v", values, tc.wantValues)
 			}
 			if c.storage.rv != tc.wantRV {
@@ -536,6 +526,16 @@ func TestIndexerApplyRelist(t *testing.T) {
 			}
 		})
 	}
+}
+
+// indexValueCounts returns, for each value of the named index of c, how many keys it holds.
+func indexValueCounts(c *cache, name string) map[string]int {
+	values := map[string]int{}
+	for _, v := range c.ListIndexFuncValues(name) {
+		keys, _ := c.IndexKeys(name, v)
+		values[v] = len(keys)
+	}
+	return values
 }
 
 func sumValues(m map[string]int) int {
