@@ -107,8 +107,6 @@ func (p *sharedProcessor) hasListener(handle ResourceEventHandlerRegistration) b
 	return registered
 }
 
-// distribute queues n for every listener, or, for a sync update, for the listeners due for a
-// resync. It never waits for a handler.
 // distributeRun queues an add of each of objs, in order, for every listener, as distribute
 // would one by one; objs must not change afterwards. Each listener queues the run as one
 // element that points into objs (notificationBuffer.PushRun).
@@ -120,6 +118,8 @@ func (p *sharedProcessor) distributeRun(objs []interface{}, isInInitialList bool
 	}
 }
 
+// distribute queues n for every listener, or, for a sync update, for the listeners due for a
+// resync. It never waits for a handler.
 func (p *sharedProcessor) distribute(n notification, sync bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
