@@ -599,7 +599,11 @@ func TestSharedInformerInitialListIsOneRun(t *testing.T) {
 	for range n {
 		order = append(order, infTestNext(t, free))
 	}
-	<-blocked.entered // the blocked handler holds the first add
+	select {
+	case <-blocked.entered: // the blocked handler holds the first add
+	case <-time.After(infTestTimeout):
+		t.Fatal("the blocked handler never got its first add")
+	}
 	var listener *processorListener
 	inf.processor.mu.RLock()
 	for l := range inf.processor.listeners {
