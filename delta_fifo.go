@@ -133,7 +133,6 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		clock:                 clock.RealClock{},
 		synced:                make(chan struct{}),
 		items:                 map[string]Deltas{},
-		waker:                 newPopWaker(),
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc

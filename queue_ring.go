@@ -94,23 +94,25 @@ func (r *queueRing[T]) resize(c int) {
 }
 
 // popWaker lets a consumer blocked on an empty queue sleep until a producer queues something
-// or the queue is closed, without sync.Cond. The owner's mutex guards waiters; ch has capacity
-// one, so a wake-up is never lost and producers never block. A consumer that wakes must
-// re-check its condition: a wake-up may be stale.
+// or the queue is closed, without sync.Cond. The owner's mutex guards both fields; ch has
+// capacity one, so a wake-up is never lost and producers never block. A consumer that wakes
+// must re-check its condition: a wake-up may be stale. The zero value is ready: ch is made by
+// the first consumer that waits, so a queue that is never waited on (one Replace and Pop on a
+// full queue, say) does not allocate it.
 type popWaker struct {
 	ch      chan struct{}
 	waiters int
 }
 
-func newPopWaker() popWaker {
-	return popWaker{ch: make(chan struct{}, 1)}
-}
-
 // waitLocked releases mu, sleeps until woken, and re-acquires mu. mu must be held.
 func (w *popWaker) waitLocked(mu *sync.Mutex) {
+	if w.ch == nil {
+		w.ch = make(chan struct{}, 1)
+	}
+	ch := w.ch
 	w.waiters++
 	mu.Unlock()
-	<-w.ch
+	<-ch
 	mu.Lock()
 	w.waiters--
 }

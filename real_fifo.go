@@ -181,7 +181,6 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		timeAlways:            opts.Identifier.Reserved(),
 		clock:                 clock.RealClock{},
 		synced:                make(chan struct{}),
-		waker:                 newPopWaker(),
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
