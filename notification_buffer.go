@@ -295,7 +295,7 @@ func (pk *pendingKey) resolve() delivery {
 	seen := first != notifyAdd
 	lastSeen := pk.lastSeen
 	if first == notifyUpdate {
-		lastSeen = pk.first.oldObj()
+		lastSeen = pk.first.tag // an update's old object
 	}
 	switch {
 	case last != notifyDelete && !seen:

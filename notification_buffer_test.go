@@ -422,6 +422,25 @@ func BenchmarkNotificationBuffer(b *testing.B) {
 	}
 }
 
+// oldObj (tests only) returns the old object of an update or the object of a delete; nil for an add.
+func (n notification) oldObj() interface{} {
+	switch n.kind() {
+	case notifyUpdate:
+		return n.tag
+	case notifyDelete:
+		return n.obj
+	}
+	return nil
+}
+
+// newObj (tests only) returns the object of an add or the new object of an update; nil for a delete.
+func (n notification) newObj() interface{} {
+	if n.kind() == notifyDelete {
+		return nil
+	}
+	return n.obj
+}
+
 // TestNotificationEncoding checks that each kind of notification gives back exactly what it was
 // built from, including update objects that could be mistaken for a marker: nil, tombstones and
 // values of types that cannot be compared.

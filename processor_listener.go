@@ -105,25 +105,6 @@ func (n notification) isInitialAdd() bool {
 	return ok && m.initial
 }
 
-// oldObj returns the old object of an update or the object of a delete; nil for an add.
-func (n notification) oldObj() interface{} {
-	switch n.kind() {
-	case notifyUpdate:
-		return n.tag
-	case notifyDelete:
-		return n.obj
-	}
-	return nil
-}
-
-// newObj returns the object of an add or the new object of an update; nil for a delete.
-func (n notification) newObj() interface{} {
-	if n.kind() == notifyDelete {
-		return nil
-	}
-	return n.obj
-}
-
 // processorListener delivers notifications to one ResourceEventHandler, in order, from one
 // goroutine (run). The informer's distribution loop calls add, which only appends to a buffer
 // under a short lock and, when the buffer was empty, drops a token in the capacity-1 wake
