@@ -422,7 +422,8 @@ func BenchmarkNotificationBuffer(b *testing.B) {
 	}
 }
 
-// oldObj (tests only) returns the old object of an update or the object of a delete; nil for an add.
+// oldObj (tests only) returns the old object of an update or the object of a delete; nil for
+// an add.
 func (n notification) oldObj() interface{} {
 	switch n.kind() {
 	case notifyUpdate:
