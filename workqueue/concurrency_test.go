@@ -241,6 +241,7 @@ func fuzzQueueModel(t *testing.T, ops []byte, locked bool) {
 		if got := q.Len(); got != len(waiting) {
 			t.Fatalf("op %d: Len = %d, want %d", i, got, len(waiting))
 		}
+		checkHotInvariant(t, q, i)
 		if q.ShuttingDown() != down {
 			t.Fatalf("op %d: ShuttingDown = %v", i, !down)
 		}

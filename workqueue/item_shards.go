@@ -16,16 +16,18 @@ const itemShardCount = 32
 const shardShrinkThreshold = shrinkThreshold / 8
 
 // itemShard holds the states of the items that hash to it. Its lock is the only one an Add of
-// an item that is already queued, or a Done of an item that was not added again, takes.
+// an item that is already queued (and not hot), or a Done of an item that was not added again,
+// takes.
 //
 // An item is dirty when it has been added and not yet taken by Get since, and processing
 // between Get and Done; it can be both, added again while a worker holds it. The states live in
 // sets, as in client-go, but split differently, so that an item is in dirty or in processing,
 // never both, and the common operations touch as few sets as possible: dirty holds the items
 // waiting in the queue, processing the items being processed, and addedAgain those of the
-// latter added again since their Get. dirty, the set that grows with a backlog, is read once by an Add of a waiting item (the
-// common Add under load, which writes nothing), read and written once by an Add of a new one
-// and written once by Get, and its entries are just the items. Done deletes from processing,
+// latter added again since their Get. dirty, the set that grows with a backlog, is read once by
+// an Add of a waiting item (which writes nothing, and for a hot item is answered by the
+// queue's hot table without the lock), read and written once by an Add of a new one and
+// written once by Get, and its entries are just the items. Done deletes from processing,
 // which holds no more items than there are workers, and reads addedAgain only if it is not
 // empty.
 type itemShard[T comparable] struct {
@@ -114,21 +116,23 @@ func (s *itemShard[T]) abandonDirty(item T) {
 	delete(s.dirty, item)
 }
 
-// shardIndex picks item's shard. Ints and strings, the usual keys, take a fast path; other
-// types use maphash.Comparable. None of them allocates.
-func shardIndex[T comparable](seed maphash.Seed, item T) uint {
-	var h uint64
+// shardShift makes the top bits of an item's hash its shard: itemShardCount is 1<<(64-shardShift).
+const shardShift = 64 - 5
+
+// itemHash hashes item: its top bits pick its shard, its low bits its slot in the shard's
+// hot table. Ints and strings, the usual keys, take a fast path; other types use
+// maphash.Comparable. None of them allocates.
+func itemHash[T comparable](seed maphash.Seed, item T) uint64 {
 	switch v := any(item).(type) {
 	case int:
-		h = uint64(v) * 0x9e3779b97f4a7c15 // Fibonacci hashing: the top bits mix all of v
+		return uint64(v) * 0x9e3779b97f4a7c15 // Fibonacci hashing: the top bits mix all of v
 	case int64:
-		h = uint64(v) * 0x9e3779b97f4a7c15
+		return uint64(v) * 0x9e3779b97f4a7c15
 	case uint64:
-		h = v * 0x9e3779b97f4a7c15
+		return v * 0x9e3779b97f4a7c15
 	case string:
-		h = maphash.String(seed, v)
+		return maphash.String(seed, v)
 	default:
-		h = maphash.Comparable(seed, item)
+		return maphash.Comparable(seed, item)
 	}
-	return uint(h >> 59) // the top 5 bits: itemShardCount is 32
 }

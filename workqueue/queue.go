@@ -184,8 +184,10 @@ type waiter[T any] struct {
 // alternated between that and normal mode from run to run. Metrics for an item are recorded
 // under its shard lock, so they see its Add, Get and Done in order, and the metrics' per-item
 // bookkeeping (add times, running items) lives in the shard too; only the calls into the metric
-// objects are serialised by a lock of their own. A custom Queue, whose Touch must see every
-// re-Add, puts the queue in locked mode: every operation runs under mu, as before.
+// objects are serialised by a lock of their own. An item added again while it waits becomes
+// hot (see hotTable): from then on an Add that finds it still waiting takes no lock at all and
+// writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
+// mode: every operation runs under mu, as before, and no item becomes hot.
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
@@ -194,6 +196,9 @@ type Typed[T comparable] struct {
 	locked  bool             // a custom Queue: every operation holds mu; shard locks are not used
 	seed    maphash.Seed
 
+	// hot holds each shard's table of hot items (see hotTable), apart from the shards: Adds
+	// read it without a lock while the shards' cache lines are written.
+	hot    [itemShardCount]atomic.Pointer[hotTable[T]]
 	shards [itemShardCount]itemShard[T]
 
 	// mu guards the fields below, the Queue and the metrics bookkeeping (and, in locked
@@ -216,8 +221,10 @@ type Typed[T comparable] struct {
 	wg         sync.WaitGroup
 }
 
-func (q *Typed[T]) shard(item T) *itemShard[T] {
-	return &q.shards[shardIndex(q.seed, item)]
+// shard returns item's shard and its hash.
+func (q *Typed[T]) shard(item T) (*itemShard[T], uint64) {
+	h := itemHash(q.seed, item)
+	return &q.shards[h>>shardShift], h
 }
 
 // Add marks item as needing processing. If the item is already waiting, Add only touches it
@@ -234,9 +241,12 @@ func (q *Typed[T]) Add(item T) {
 	if q.down.Load() {
 		return
 	}
-	sh := q.shard(item)
+	sh, h := q.shard(item)
+	if q.isWaiting(item, h) {
+		return // a hot item still waiting: absorbed without the lock
+	}
 	sh.mu.Lock()
-	if queue, _ := q.markAdded(sh, item); !queue {
+	if queue, _ := q.markAdded(sh, item, h); !queue {
 		sh.mu.Unlock()
 		return
 	}
@@ -250,6 +260,7 @@ func (q *Typed[T]) Add(item T) {
 		q.mu.Unlock()
 		sh.mu.Lock()
 		sh.abandonDirty(item)
+		q.setHotWaiting(item, h, false)
 		sh.mu.Unlock()
 		return
 	}
@@ -258,12 +269,15 @@ func (q *Typed[T]) Add(item T) {
 	w.wake()
 }
 
-// markAdded records an Add of item in its shard sh, whose guard the caller holds. waiting
-// reports that the item already waits in the queue (the Add is absorbed); an item being
-// processed is marked to be queued again by its Done; otherwise the item is marked dirty and
-// queue reports that the caller must queue it now.
-func (q *Typed[T]) markAdded(sh *itemShard[T], item T) (queue, waiting bool) {
+// markAdded records an Add of item, of hash h, in its shard sh, whose guard the caller holds.
+// waiting reports that the item already waits in the queue (the Add is absorbed, and the item
+// becomes hot); an item being processed is marked to be queued again by its Done; otherwise
+// the item is marked dirty and queue reports that the caller must queue it now.
+func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting bool) {
 	if sh.isDirty(item) {
+		if !q.locked { // a custom Queue sees every re-Add (Touch): no lock-free path
+			q.promote(sh, item, h)
+		}
 		return false, true
 	}
 	if sh.isProcessing(item) {
@@ -272,16 +286,23 @@ func (q *Typed[T]) markAdded(sh *itemShard[T], item T) (queue, waiting bool) {
 		}
 		return false, false
 	}
-	sh.addDirty(item)
+	q.addDirty(sh, item, h)
 	return true, false
+}
+
+// addDirty marks item, of hash h, which is neither waiting nor being processed, as waiting.
+// Under its shard's guard.
+func (q *Typed[T]) addDirty(sh *itemShard[T], item T, h uint64) {
+	sh.addDirty(item)
+	q.setHotWaiting(item, h, true)
 }
 
 func (q *Typed[T]) addLocked(item T) *waiter[T] {
 	if q.shuttingDown {
 		return nil
 	}
-	sh := q.shard(item)
-	queue, waiting := q.markAdded(sh, item)
+	sh, h := q.shard(item)
+	queue, waiting := q.markAdded(sh, item, h)
 	if waiting {
 		q.queue.Touch(item) // locked mode has a custom Queue, which sees every re-Add
 	}
@@ -337,11 +358,21 @@ func (q *Typed[T]) startProcessing(item T, added int64) {
 	if q.locked {
 		return // done by takeLocked
 	}
-	sh := q.shard(item)
+	sh, h := q.shard(item)
 	sh.mu.Lock()
 	q.metrics.get(sh.met, item, added)
-	sh.startProcessing(item)
+	q.moveToProcessing(sh, item, h)
 	sh.mu.Unlock()
+}
+
+// moveToProcessing moves item, of hash h, from waiting to being processed. Under its shard's
+// guard.
+func (q *Typed[T]) moveToProcessing(sh *itemShard[T], item T, h uint64) {
+	sh.startProcessing(item)
+	q.setHotWaiting(item, h, false)
+	if len(sh.dirty) == 0 {
+		q.pruneHot(sh, h)
+	}
 }
 
 // Done ends the processing of item. If the item was added while it was being processed, it is
@@ -355,7 +386,7 @@ func (q *Typed[T]) Done(item T) {
 		w.wake()
 		return
 	}
-	sh := q.shard(item)
+	sh, h := q.shard(item)
 	sh.mu.Lock()
 	addedAgain, ok := sh.endProcessing(item)
 	if !ok {
@@ -367,7 +398,7 @@ func (q *Typed[T]) Done(item T) {
 	if addedAgain {
 		// As in Add: marked dirty, then queued after the shard lock is released. Done queues
 		// it even while shutting down, as client-go does, so that it can still be drained.
-		sh.addDirty(item)
+		q.addDirty(sh, item, h)
 		added := q.metrics.takeAddTime(sh.met, item)
 		sh.mu.Unlock()
 		q.mu.Lock()
@@ -385,7 +416,7 @@ func (q *Typed[T]) Done(item T) {
 }
 
 func (q *Typed[T]) doneLocked(item T) *waiter[T] {
-	sh := q.shard(item)
+	sh, h := q.shard(item)
 	addedAgain, ok := sh.endProcessing(item)
 	if !ok {
 		return nil
@@ -394,7 +425,7 @@ func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	q.processing.Add(-1)
 	var w *waiter[T]
 	if addedAgain {
-		sh.addDirty(item)
+		q.addDirty(sh, item, h)
 		w = q.pushLocked(item, noTime) // a custom Queue: the add time stays in the map
 	}
 	q.releaseDrainLocked()
@@ -514,9 +545,9 @@ func (q *Typed[T]) takeLocked() (item T, added int64) {
 	}
 	q.processing.Add(1)
 	if q.locked {
-		sh := q.shard(item)
+		sh, h := q.shard(item)
 		q.metrics.get(sh.met, item, noTime)
-		sh.startProcessing(item)
+		q.moveToProcessing(sh, item, h)
 	}
 	return item, added
 }

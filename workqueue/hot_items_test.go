@@ -1,0 +1,249 @@
+package workqueue
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// sameShardInts returns n ints that hash to one shard. Int hashing takes no seed.
+func sameShardInts(n int) []int {
+	var q Typed[int]
+	var out []int
+	for i := 0; len(out) < n; i++ {
+		if itemHash(q.seed, i)>>shardShift == 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkHotInvariant fails unless every entry of every current hot table is waiting exactly
+// when its item is dirty, tables are at most half full and hold each item once.
+func checkHotInvariant(t *testing.T, q *Typed[int], step int) {
+	t.Helper()
+	for i := range q.hot {
+		tab := q.hot[i].Load()
+		if tab == nil {
+			continue
+		}
+		sh := &q.shards[i]
+		seen := map[int]bool{}
+		filled := 0
+		for j := range tab.slots {
+			e := tab.slots[j].Load()
+			if e == nil {
+				continue
+			}
+			filled++
+			if seen[e.item] {
+				t.Fatalf("step %d: item %d twice in shard %d's hot table", step, e.item, i)
+			}
+			seen[e.item] = true
+			if got, want := e.waiting.Load(), sh.isDirty(e.item); got != want {
+				t.Fatalf("step %d: hot item %d waiting = %v, dirty = %v", step, e.item, got, want)
+			}
+			if tab.lookup(e.item, itemHash(q.seed, e.item)) != e {
+				t.Fatalf("step %d: hot item %d not found by lookup", step, e.item)
+			}
+		}
+		if filled != tab.n || 2*filled > len(tab.slots) {
+			t.Fatalf("step %d: shard %d table has %d filled slots of %d, n = %d", step, i, filled, len(tab.slots), tab.n)
+		}
+	}
+}
+
+// hotCount returns the number of entries in item's shard's hot table.
+func hotCount(q *Typed[int], item int) int {
+	if tab := q.hot[itemHash(q.seed, item)>>shardShift].Load(); tab != nil {
+		return tab.n
+	}
+	return 0
+}
+
+// TestHotItemAbsorbedWithoutLock: an item added again while it waits becomes hot, and from
+// then on an Add that finds it waiting returns without its shard's lock; once a worker takes
+// it, Adds take the lock again and queue it after Done, as for any item.
+func TestHotItemAbsorbedWithoutLock(t *testing.T) {
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	const item = 7
+	sh, h := q.shard(item)
+
+	q.Add(item)
+	if q.isWaiting(item, h) || hotCount(q, item) != 0 {
+		t.Fatal("an item added once is hot")
+	}
+	q.Add(item) // absorbed under the lock: promoted
+	if !q.isWaiting(item, h) {
+		t.Fatal("an item added again while waiting is not hot")
+	}
+
+	// With the shard locked, an Add of the waiting hot item still returns.
+	sh.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		q.Add(item)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // only reached on failure
+		sh.mu.Unlock()
+		<-done
+		t.Fatal("an Add of a waiting hot item waited for the shard lock")
+	}
+	sh.mu.Unlock()
+	if n := q.Len(); n != 1 {
+		t.Fatalf("Len = %d after three Adds of one item, want 1", n)
+	}
+
+	got, _ := q.Get()
+	if got != item || q.isWaiting(item, h) {
+		t.Fatalf("Get = %d; still waiting: %v", got, q.isWaiting(item, h))
+	}
+	q.Add(item) // being processed: queued again by Done
+	if q.Len() != 0 || q.isWaiting(item, h) {
+		t.Fatal("an Add during processing queued the item or marked it waiting")
+	}
+	q.Done(item)
+	if q.Len() != 1 || !q.isWaiting(item, h) {
+		t.Fatal("Done did not queue the item added during its processing, or it is not waiting")
+	}
+	got, _ = q.Get()
+	q.Done(got)
+	if q.Len() != 0 || q.isWaiting(item, h) {
+		t.Fatal("a finished item is still waiting")
+	}
+	q.Add(item) // idle and hot: queued, through the lock
+	if q.Len() != 1 || !q.isWaiting(item, h) {
+		t.Fatal("an idle hot item added again is not queued and waiting")
+	}
+	checkHotInvariant(t, q, 0)
+}
+
+// TestHotTablePruneAndBound: a shard keeps at most hotMaxEntries hot items; items beyond
+// that are absorbed under the lock as before. Once the shard's waiting set empties, the hot
+// entries of items that are not being processed are dropped.
+func TestHotTablePruneAndBound(t *testing.T) {
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	items := sameShardInts(hotMaxEntries + 10)
+	for round := range 2 {
+		for _, it := range items {
+			q.Add(it)
+			q.Add(it)
+			q.Add(it)
+		}
+		checkHotInvariant(t, q, round)
+		if n := hotCount(q, items[0]); n != hotMaxEntries {
+			t.Fatalf("round %d: %d hot items in a shard, want the bound %d", round, n, hotMaxEntries)
+		}
+		if n := q.Len(); n != len(items) {
+			t.Fatalf("round %d: Len = %d, want %d", round, n, len(items))
+		}
+		// Take all; hold the first, a hot one.
+		for i := range items {
+			got, _ := q.Get()
+			if got != items[i] {
+				t.Fatalf("round %d: Get = %d, want %d", round, got, items[i])
+			}
+			if i > 0 {
+				q.Done(got)
+			}
+		}
+		checkHotInvariant(t, q, round)
+		held := items[0]
+		tab := q.hot[0].Load()
+		if tab == nil || tab.n != 1 || tab.lookup(held, itemHash(q.seed, held)) == nil {
+			t.Fatalf("round %d: after the drain the hot table is %+v, want only the item being processed", round, tab)
+		}
+		q.Done(held)
+	}
+}
+
+// TestHotItemsNotInLockedMode: a custom Queue sees every Add again (Touch), so no item ever
+// becomes hot.
+func TestHotItemsNotInLockedMode(t *testing.T) {
+	touched := 0
+	q := NewTypedWithConfig(TypedQueueConfig[int]{Queue: &touchCounter{intFIFO: &intFIFO{}, touched: &touched}})
+	defer q.ShutDown()
+	for range 3 {
+		q.Add(1)
+	}
+	if touched != 2 {
+		t.Fatalf("Touch called %d times for two Adds of a waiting item, want 2", touched)
+	}
+	for i := range q.hot {
+		if q.hot[i].Load() != nil {
+			t.Fatalf("shard %d has a hot table in locked mode", i)
+		}
+	}
+}
+
+type touchCounter struct {
+	*intFIFO
+	touched *int
+}
+
+func (c touchCounter) Touch(int) { *c.touched++ }
+
+// TestHotTableLookup: lookup finds every inserted entry across wrap-around and collisions,
+// and nil for others; newHotTable always leaves room for one more at half load.
+func TestHotTableLookup(t *testing.T) {
+	for _, n := range []int{0, 1, 3, 4, 5, 31, 63} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			tab := newHotTable[int](n)
+			if 2*(n+1) > len(tab.slots) || len(tab.slots)&(len(tab.slots)-1) != 0 {
+				t.Fatalf("%d slots for %d entries and one more", len(tab.slots), n)
+			}
+			// Hashes that all start at the last slot, to wrap around and collide.
+			h := uint64(len(tab.slots) - 1)
+			for i := range n + 1 {
+				tab.insert(&hotEntry[int]{item: i}, h)
+			}
+			for i := range n + 1 {
+				if e := tab.lookup(i, h); e == nil || e.item != i {
+					t.Fatalf("item %d: lookup = %v", i, e)
+				}
+			}
+			if e := tab.lookup(-1, h); e != nil {
+				t.Fatalf("lookup of an absent item = %v", e)
+			}
+		})
+	}
+}
+
+// TestHotItemAbandonedAtShutDown: an Add that marks an idle hot item waiting and then finds
+// the queue shut down before it could queue the item leaves it not waiting.
+func TestHotItemAbandonedAtShutDown(t *testing.T) {
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	const item = 3
+	_, h := q.shard(item)
+	q.Add(item)
+	q.Add(item) // hot
+	got, _ := q.Get()
+	q.Done(got) // idle, still in the shard's small table
+	if hotCount(q, item) != 1 {
+		t.Fatal("the idle hot item left its shard's small table")
+	}
+
+	q.mu.Lock()
+	added := make(chan struct{})
+	go func() {
+		q.Add(item) // marks the item waiting, then waits for mu
+		close(added)
+	}()
+	for !q.isWaiting(item, h) {
+		runtime.Gosched()
+	}
+	q.shutDownLocked(false)
+	q.mu.Unlock()
+	<-added
+	if q.isWaiting(item, h) || q.Len() != 0 {
+		t.Fatalf("after an Add abandoned by shutdown: waiting %v, Len %d", q.isWaiting(item, h), q.Len())
+	}
+	checkHotInvariant(t, q, 0)
+}
