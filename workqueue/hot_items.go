@@ -110,16 +110,15 @@ func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64) {
 	slot := &q.hot[h>>shardShift]
 	t := slot.Load()
 	if t != nil {
-		if e := t.lookup(item, h); e != nil {
-			e.waiting.Store(true) // only reached if an Add raced the flag; it is dirty
-			return
+		if t.lookup(item, h) != nil {
+			return // already hot (and waiting): this Add read the flag before the item was queued
 		}
 	}
 	if t == nil || 2*(t.n+1) > len(t.slots) {
-		t = q.rebuildHot(sh, t, hotMaxEntries-1)
-		if t == nil {
-			return
+		if t != nil && t.n >= hotMaxEntries {
+			return // full: idle entries go when the shard's waiting set empties (pruneHot)
 		}
+		t = q.rebuildHot(sh, t)
 		slot.Store(t)
 	}
 	e := &hotEntry[T]{item: item}
@@ -127,24 +126,31 @@ func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64) {
 	t.insert(e, h)
 }
 
-// rebuildHot returns a new table holding the entries of old that are dirty or being processed,
-// with room for one more; or nil if more than limit of them are kept. Entries left out are not
-// waiting (their flag is false) and are never written again. Under the shard lock sh.
-func (q *Typed[T]) rebuildHot(sh *itemShard[T], old *hotTable[T], limit int) *hotTable[T] {
-	var kept []*hotEntry[T]
+// keepHot reports whether e stays when its table is rebuilt: its item is dirty or being
+// processed. Under the shard lock sh.
+func keepHot[T comparable](sh *itemShard[T], e *hotEntry[T]) bool {
+	return e != nil && (e.waiting.Load() || sh.isProcessing(e.item))
+}
+
+// rebuildHot returns a new table holding the entries of old (which may be nil) that keepHot
+// keeps, with room for one more. Entries left out are not waiting and are never written
+// again. Under the shard lock sh.
+func (q *Typed[T]) rebuildHot(sh *itemShard[T], old *hotTable[T]) *hotTable[T] {
+	kept := 0
 	if old != nil {
 		for i := range old.slots {
-			if e := old.slots[i].Load(); e != nil && (e.waiting.Load() || sh.isProcessing(e.item)) {
-				kept = append(kept, e)
+			if keepHot(sh, old.slots[i].Load()) {
+				kept++
 			}
 		}
 	}
-	if len(kept) > limit {
-		return nil
-	}
-	t := newHotTable[T](len(kept))
-	for _, e := range kept {
-		t.insert(e, itemHash(q.seed, e.item))
+	t := newHotTable[T](kept)
+	if old != nil {
+		for i := range old.slots {
+			if e := old.slots[i].Load(); keepHot(sh, e) {
+				t.insert(e, itemHash(q.seed, e.item))
+			}
+		}
 	}
 	return t
 }
@@ -154,7 +160,7 @@ func (q *Typed[T]) rebuildHot(sh *itemShard[T], old *hotTable[T], limit int) *ho
 func (q *Typed[T]) pruneHot(sh *itemShard[T], h uint64) {
 	slot := &q.hot[h>>shardShift]
 	if t := slot.Load(); t != nil && len(t.slots) > hotSmallSlots {
-		t = q.rebuildHot(sh, t, hotMaxEntries)
+		t = q.rebuildHot(sh, t)
 		if t.n == 0 {
 			t = nil
 		}
