@@ -274,19 +274,22 @@ func (q *Typed[T]) Add(item T) {
 // becomes hot); an item being processed is marked to be queued again by its Done; otherwise
 // the item is marked dirty and queue reports that the caller must queue it now.
 func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting bool) {
-	if sh.isDirty(item) {
-		if !q.locked { // a custom Queue sees every re-Add (Touch): no lock-free path
-			q.promote(sh, item, h)
-		}
-		return false, true
-	}
+	// An item is dirty or being processed, never both. The small processing set is looked at
+	// first, so that the dirty set, which grows with the backlog, is probed once: by an insert
+	// that reports whether the item was there.
 	if sh.isProcessing(item) {
 		if sh.markAddedAgain(item) { // its Done queues it
 			q.metrics.add(sh.met, item, false)
 		}
 		return false, false
 	}
-	q.addDirty(sh, item, h)
+	if !sh.tryAddDirty(item) {
+		if !q.locked { // a custom Queue sees every re-Add (Touch): no lock-free path
+			q.promote(sh, item, h)
+		}
+		return false, true
+	}
+	q.setHotWaiting(item, h, true)
 	return true, false
 }
 
