@@ -109,6 +109,29 @@ func BenchmarkAddGetDoneSequential(b *testing.B) {
 	}
 }
 
+// BenchmarkBacklog: one goroutine adds n different items, then gets and finishes them all, as
+// a controller's queue does when it starts over n objects. One op is one item; the cost per
+// item grows with n as the queue's sets outgrow the CPU caches.
+func BenchmarkBacklog(b *testing.B) {
+	for _, n := range []int{1 << 10, 1 << 16, 1 << 20} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			q := workqueue.NewTyped[int]()
+			defer q.ShutDown()
+			for done := 0; done < b.N; done += n {
+				batch := min(n, b.N-done)
+				for i := range batch {
+					q.Add(done + i)
+				}
+				for range batch {
+					item, _ := q.Get()
+					q.Done(item)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkAddAfterDrain: one op adds 100k items with random delays up to 10 minutes on a fake
 // clock, steps the clock past them all and takes every item out.
 func BenchmarkAddAfterDrain(b *testing.B) {
