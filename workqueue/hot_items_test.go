@@ -21,7 +21,7 @@ func sameShardInts(n int) []int {
 
 // checkHotInvariant fails unless every entry of every current hot table is waiting exactly
 // when its item is dirty, tables are at most half full and hold each item once.
-func checkHotInvariant(t *testing.T, q *Typed[int], step int) {
+func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 	t.Helper()
 	for i := range q.hot {
 		tab := q.hot[i].Load()
@@ -29,7 +29,7 @@ func checkHotInvariant(t *testing.T, q *Typed[int], step int) {
 			continue
 		}
 		sh := &q.shards[i]
-		seen := map[int]bool{}
+		seen := map[T]bool{}
 		filled := 0
 		for j := range tab.slots {
 			e := tab.slots[j].Load()
@@ -38,14 +38,14 @@ func checkHotInvariant(t *testing.T, q *Typed[int], step int) {
 			}
 			filled++
 			if seen[e.item] {
-				t.Fatalf("step %d: item %d twice in shard %d's hot table", step, e.item, i)
+				t.Fatalf("step %d: item %v twice in shard %d's hot table", step, e.item, i)
 			}
 			seen[e.item] = true
 			if got, want := e.waiting.Load(), sh.isDirty(e.item); got != want {
-				t.Fatalf("step %d: hot item %d waiting = %v, dirty = %v", step, e.item, got, want)
+				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, e.item, got, want)
 			}
 			if tab.lookup(e.item, itemHash(q.seed, e.item)) != e {
-				t.Fatalf("step %d: hot item %d not found by lookup", step, e.item)
+				t.Fatalf("step %d: hot item %v not found by lookup", step, e.item)
 			}
 		}
 		if filled != tab.n || 2*filled > len(tab.slots) {
@@ -55,7 +55,7 @@ func checkHotInvariant(t *testing.T, q *Typed[int], step int) {
 }
 
 // hotCount returns the number of entries in item's shard's hot table.
-func hotCount(q *Typed[int], item int) int {
+func hotCount[T comparable](q *Typed[T], item T) int {
 	if tab := q.hot[itemHash(q.seed, item)>>shardShift].Load(); tab != nil {
 		return tab.n
 	}
@@ -66,9 +66,14 @@ func hotCount(q *Typed[int], item int) int {
 // then on an Add that finds it waiting returns without its shard's lock; once a worker takes
 // it, Adds take the lock again and queue it after Done, as for any item.
 func TestHotItemAbsorbedWithoutLock(t *testing.T) {
-	q := NewTyped[int]()
+	t.Run("int", func(t *testing.T) { testHotItem(t, 7) })
+	t.Run("string", func(t *testing.T) { testHotItem(t, "default/pod-7") })
+	t.Run("struct", func(t *testing.T) { testHotItem(t, struct{ ns, name string }{"default", "pod-7"}) })
+}
+
+func testHotItem[T comparable](t *testing.T, item T) {
+	q := NewTyped[T]()
 	defer q.ShutDown()
-	const item = 7
 	sh, h := q.shard(item)
 
 	q.Add(item)
@@ -101,7 +106,7 @@ func TestHotItemAbsorbedWithoutLock(t *testing.T) {
 
 	got, _ := q.Get()
 	if got != item || q.isWaiting(item, h) {
-		t.Fatalf("Get = %d; still waiting: %v", got, q.isWaiting(item, h))
+		t.Fatalf("Get = %v; still waiting: %v", got, q.isWaiting(item, h))
 	}
 	q.Add(item) // being processed: queued again by Done
 	if q.Len() != 0 || q.isWaiting(item, h) {
