@@ -2,9 +2,9 @@ package workqueue
 
 import "sync/atomic"
 
-// hotTable is a shard's lock-free index of its hot items: the items that were added again
-// while they waited in the queue. For those, an Add that finds the item still waiting — the
-// usual Add of a busy controller, whose objects change again before a worker gets to them —
+// hotTable is a shard's lock-free index of its hot items: items that keep being added while
+// they wait in the queue. For those, an Add that finds the item still waiting — the usual Add
+// of a busy controller, whose objects change again and again before a worker gets to them —
 // loads the item's entry and returns, writing no shared memory. Without it such an Add takes
 // the shard's lock, and with producers on several CPUs the lock's cache line then moves
 // between them on almost every Add.
@@ -19,15 +19,23 @@ import "sync/atomic"
 // in the queue, or marked and about to be queued), the state in which a locked Add is
 // absorbed too.
 //
-// Only Adds absorbed under the lock promote an item, so a queue whose items are all different
-// never builds a table. A shard holds at most hotMaxEntries hot items; the entries of idle
-// items are dropped once the shard's waiting set empties, except in the smallest table, which
-// keeps up to hotSmallEntries of them so that a queue cycling through a few keys does not
-// allocate an entry per cycle.
+// An item is promoted when hotPromoteAfter of its Adds were absorbed under the lock while it
+// stayed among its shard's few latest such items (hotCandidates). So a queue whose items are
+// all different never builds a table, nor does one whose items are each added two or three
+// times while they wait (an add and an update or two before a worker gets to them), which
+// would otherwise allocate an entry per item; an item that keeps being added is promoted
+// within a few Adds. A shard holds at most hotMaxEntries hot items. The entries of idle items
+// are dropped once the shard's waiting set empties, except in the smallest table, which keeps
+// up to hotSmallEntries of them so that a queue cycling through a few keys does not allocate
+// an entry per cycle.
 type hotTable[T comparable] struct {
 	slots []atomic.Pointer[hotEntry[T]] // open addressing with linear probing; a power of two
 	n     int                           // filled slots, at most half of them; under the shard lock
 }
+
+// hotTag returns bits of hash h that pick neither the shard (the top ones) nor, in a table of
+// up to 2^27 slots, the slot (the low ones).
+func hotTag(h uint64) uint32 { return uint32(h >> 27) }
 
 // hotEntry is one hot item.
 type hotEntry[T comparable] struct {
@@ -47,7 +55,39 @@ const (
 	// hotMaxEntries bounds a shard's hot items: 2048 per queue. An item beyond it is simply
 	// not promoted, and its Adds take the shard's lock as every Add would without the table.
 	hotMaxEntries = 64
+	// hotPromoteAfter is how many Adds of an item absorbed under the lock promote it.
+	hotPromoteAfter = 4
 )
+
+// hotCandidates remembers the tags of a shard's last few items whose Adds were absorbed under
+// the lock, with how many were. It allocates nothing, and forgets an item once others pushed
+// it out, so only an item added again and again while it waits reaches hotPromoteAfter. A tag
+// shared by two items can promote the other one early, which costs an entry and nothing else.
+type hotCandidates struct {
+	tags   [4]uint32
+	counts [4]uint8
+	next   uint8
+}
+
+// absorbed records an Add, absorbed under the shard lock, of the item of hash h, and reports
+// whether the item is to be promoted now.
+func (c *hotCandidates) absorbed(h uint64) bool {
+	tag := hotTag(h)
+	for i := range c.tags {
+		if c.counts[i] > 0 && c.tags[i] == tag {
+			c.counts[i]++
+			if c.counts[i] < hotPromoteAfter {
+				return false
+			}
+			c.counts[i] = 0 // promoted: the slot is free
+			return true
+		}
+	}
+	i := c.next % uint8(len(c.tags))
+	c.next++
+	c.tags[i], c.counts[i] = tag, 1
+	return hotPromoteAfter <= 1
+}
 
 // lookup returns item's entry, or nil. h is the item's hash (itemHash); the slot is chosen by
 // its low bits, the shard by its high ones. It only reads, so it may run without the lock.

@@ -54,6 +54,22 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 	}
 }
 
+// makeHot adds item, which must not be waiting or hot, until it is hot: once, then
+// hotPromoteAfter absorbed Adds.
+func makeHot[T comparable](t *testing.T, q *Typed[T], item T) {
+	t.Helper()
+	_, h := q.shard(item)
+	for i := range hotPromoteAfter + 1 {
+		if q.isWaiting(item, h) {
+			t.Fatalf("item %v hot after %d Adds, want %d", item, i, hotPromoteAfter+1)
+		}
+		q.Add(item)
+	}
+	if !q.isWaiting(item, h) {
+		t.Fatalf("item %v not hot after %d Adds while it waits", item, hotPromoteAfter+1)
+	}
+}
+
 // hotCount returns the number of entries in item's shard's hot table.
 func hotCount[T comparable](q *Typed[T], item T) int {
 	if tab := q.hot[itemHash(q.seed, item)>>shardShift].Load(); tab != nil {
@@ -76,14 +92,7 @@ func testHotItem[T comparable](t *testing.T, item T) {
 	defer q.ShutDown()
 	sh, h := q.shard(item)
 
-	q.Add(item)
-	if q.isWaiting(item, h) || hotCount(q, item) != 0 {
-		t.Fatal("an item added once is hot")
-	}
-	q.Add(item) // absorbed under the lock: promoted
-	if !q.isWaiting(item, h) {
-		t.Fatal("an item added again while waiting is not hot")
-	}
+	makeHot(t, q, item)
 
 	// With the shard locked, an Add of the waiting hot item still returns.
 	sh.mu.Lock()
@@ -101,7 +110,7 @@ func testHotItem[T comparable](t *testing.T, item T) {
 	}
 	sh.mu.Unlock()
 	if n := q.Len(); n != 1 {
-		t.Fatalf("Len = %d after three Adds of one item, want 1", n)
+		t.Fatalf("Len = %d after Adds of one item, want 1", n)
 	}
 
 	got, _ := q.Get()
@@ -137,9 +146,9 @@ func TestHotTablePruneAndBound(t *testing.T) {
 	items := sameShardInts(hotMaxEntries + 10)
 	for round := range 2 {
 		for _, it := range items {
-			q.Add(it)
-			q.Add(it)
-			q.Add(it)
+			for range hotPromoteAfter + 2 { // enough absorbed Adds to promote every item
+				q.Add(it)
+			}
 		}
 		checkHotInvariant(t, q, round)
 		if n := hotCount(q, items[0]); n != hotMaxEntries {
@@ -227,8 +236,7 @@ func TestHotItemAbandonedAtShutDown(t *testing.T) {
 	defer q.ShutDown()
 	const item = 3
 	_, h := q.shard(item)
-	q.Add(item)
-	q.Add(item) // hot
+	makeHot(t, q, item)
 	got, _ := q.Get()
 	q.Done(got) // idle, still in the shard's small table
 	if hotCount(q, item) != 1 {
@@ -251,4 +259,58 @@ func TestHotItemAbandonedAtShutDown(t *testing.T) {
 		t.Fatalf("after an Add abandoned by shutdown: waiting %v, Len %d", q.isWaiting(item, h), q.Len())
 	}
 	checkHotInvariant(t, q, 0)
+}
+
+// TestHotPromotionIsRationed: items that are each added two or three times while they wait
+// (an add and an update or two before a worker gets to them) get no entry, nor do items added
+// many times in all but far apart; an item added again and again does.
+func TestHotPromotionIsRationed(t *testing.T) {
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	items := sameShardInts(200)
+	for _, it := range items[:100] {
+		q.Add(it)
+		q.Add(it)
+		q.Add(it)
+	}
+	for range hotPromoteAfter + 1 { // round after round, each item absorbed once a round
+		for _, it := range items[100:] {
+			q.Add(it)
+		}
+	}
+	if n := hotCount(q, items[0]); n != 0 {
+		t.Fatalf("%d items hot, want none", n)
+	}
+	hot := sameShardInts(201)[200]
+	makeHot(t, q, hot)
+	if n := hotCount(q, items[0]); n != 1 {
+		t.Fatalf("%d items hot, want 1", n)
+	}
+	checkHotInvariant(t, q, 0)
+}
+
+// TestHotCandidates: hotPromoteAfter absorbed Adds of one tag promote it, once; an item pushed
+// out by others starts over.
+func TestHotCandidates(t *testing.T) {
+	var c hotCandidates
+	h := func(i int) uint64 { return uint64(i) << 27 } // tag i
+	for n := 1; n < hotPromoteAfter; n++ {
+		if c.absorbed(h(1)) {
+			t.Fatalf("promoted after %d absorbed Adds", n)
+		}
+	}
+	if !c.absorbed(h(1)) {
+		t.Fatalf("not promoted after %d absorbed Adds", hotPromoteAfter)
+	}
+	if c.absorbed(h(1)) {
+		t.Fatal("promoted again at once")
+	}
+	for i := 2; i < 2+len(c.tags); i++ { // push item 1 out
+		c.absorbed(h(i))
+	}
+	for n := 1; n < hotPromoteAfter; n++ {
+		if c.absorbed(h(1)) {
+			t.Fatalf("promoted after %d absorbed Adds since it was pushed out", n)
+		}
+	}
 }

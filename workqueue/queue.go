@@ -184,9 +184,9 @@ type waiter[T any] struct {
 // alternated between that and normal mode from run to run. Metrics for an item are recorded
 // under its shard lock, so they see its Add, Get and Done in order, and the metrics' per-item
 // bookkeeping (add times, running items) lives in the shard too; only the calls into the metric
-// objects are serialised by a lock of their own. An item added again while it waits becomes
-// hot (see hotTable): from then on an Add that finds it still waiting takes no lock at all and
-// writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
+// objects are serialised by a lock of their own. An item that keeps being added while it
+// waits becomes hot (see hotTable): from then on an Add that finds it still waiting takes no
+// lock at all and writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
 // mode: every operation runs under mu, as before, and no item becomes hot.
 type Typed[T comparable] struct {
 	queue   Queue[T]
@@ -200,6 +200,8 @@ type Typed[T comparable] struct {
 	// read it without a lock while the shards' cache lines are written.
 	hot    [itemShardCount]atomic.Pointer[hotTable[T]]
 	shards [itemShardCount]itemShard[T]
+	// candidates holds each shard's candidates for promotion; under the shard's lock.
+	candidates [itemShardCount]hotCandidates
 
 	// mu guards the fields below, the Queue and the metrics bookkeeping (and, in locked
 	// mode, the shards).
@@ -270,8 +272,8 @@ func (q *Typed[T]) Add(item T) {
 }
 
 // markAdded records an Add of item, of hash h, in its shard sh, whose guard the caller holds.
-// waiting reports that the item already waits in the queue (the Add is absorbed, and the item
-// becomes hot); an item being processed is marked to be queued again by its Done; otherwise
+// waiting reports that the item already waits in the queue (the Add is absorbed, and may make
+// the item hot); an item being processed is marked to be queued again by its Done; otherwise
 // the item is marked dirty and queue reports that the caller must queue it now.
 func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting bool) {
 	// An item is dirty or being processed, never both. The small processing set is looked at
@@ -284,7 +286,8 @@ func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting
 		return false, false
 	}
 	if !sh.tryAddDirty(item) {
-		if !q.locked { // a custom Queue sees every re-Add (Touch): no lock-free path
+		// A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
+		if !q.locked && q.candidates[h>>shardShift].absorbed(h) {
 			q.promote(sh, item, h)
 		}
 		return false, true
