@@ -19,8 +19,8 @@ func sameShardInts(n int) []int {
 	return out
 }
 
-// checkHotInvariant fails unless every entry of every current hot table is waiting exactly
-// when its item is dirty, tables are at most half full and hold each item once.
+// checkHotInvariant fails unless every item of every current hot table is waiting exactly
+// when it is dirty, tables are at most half full and hold each item once.
 func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 	t.Helper()
 	for i := range q.hot {
@@ -32,20 +32,21 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 		seen := map[T]bool{}
 		filled := 0
 		for j := range tab.slots {
-			e := tab.slots[j].Load()
-			if e == nil {
+			s := &tab.slots[j]
+			st := s.state.Load()
+			if st == slotEmpty {
 				continue
 			}
 			filled++
-			if seen[e.item] {
-				t.Fatalf("step %d: item %v twice in shard %d's hot table", step, e.item, i)
+			if seen[s.item] {
+				t.Fatalf("step %d: item %v twice in shard %d's hot table", step, s.item, i)
 			}
-			seen[e.item] = true
-			if got, want := e.waiting.Load(), sh.isDirty(e.item); got != want {
-				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, e.item, got, want)
+			seen[s.item] = true
+			if got, want := st == slotWaiting, sh.isDirty(s.item); got != want {
+				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, s.item, got, want)
 			}
-			if tab.lookup(e.item, itemHash(q.seed, e.item)) != e {
-				t.Fatalf("step %d: hot item %v not found by lookup", step, e.item)
+			if found, _ := tab.lookup(s.item, itemHash(q.seed, s.item)); found != s {
+				t.Fatalf("step %d: hot item %v not found by lookup", step, s.item)
 			}
 		}
 		if filled != tab.n || 2*filled > len(tab.slots) {
@@ -54,11 +55,20 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 	}
 }
 
-// makeHot adds item, which must not be waiting or hot, until it is hot: once, then
-// hotPromoteAfter absorbed Adds.
+// warm records, as an Add that found the lock held would, that item's shard is contended.
+func warm[T comparable](q *Typed[T], item T) {
+	sh, h := q.shard(item)
+	sh.mu.Lock()
+	q.candidates[h>>shardShift].contended()
+	sh.mu.Unlock()
+}
+
+// makeHot adds item, which must not be waiting or hot, until it is hot: its shard warmed,
+// once, then hotPromoteAfter absorbed Adds.
 func makeHot[T comparable](t *testing.T, q *Typed[T], item T) {
 	t.Helper()
 	_, h := q.shard(item)
+	warm(q, item)
 	for i := range hotPromoteAfter + 1 {
 		if q.isWaiting(item, h) {
 			t.Fatalf("item %v hot after %d Adds, want %d", item, i, hotPromoteAfter+1)
@@ -145,6 +155,7 @@ func TestHotTablePruneAndBound(t *testing.T) {
 	defer q.ShutDown()
 	items := sameShardInts(hotMaxEntries + 10)
 	for round := range 2 {
+		warm(q, items[0])
 		for _, it := range items {
 			for range hotPromoteAfter + 2 { // enough absorbed Adds to promote every item
 				q.Add(it)
@@ -170,7 +181,10 @@ func TestHotTablePruneAndBound(t *testing.T) {
 		checkHotInvariant(t, q, round)
 		held := items[0]
 		tab := q.hot[0].Load()
-		if tab == nil || tab.n != 1 || tab.lookup(held, itemHash(q.seed, held)) == nil {
+		if tab == nil {
+			t.Fatalf("round %d: after the drain no hot table, want one with the item being processed", round)
+		}
+		if found, st := tab.lookup(held, itemHash(q.seed, held)); tab.n != 1 || found == nil || st != slotIdle {
 			t.Fatalf("round %d: after the drain the hot table is %+v, want only the item being processed", round, tab)
 		}
 		q.Done(held)
@@ -215,15 +229,15 @@ func TestHotTableLookup(t *testing.T) {
 			// Hashes that all start at the last slot, to wrap around and collide.
 			h := uint64(len(tab.slots) - 1)
 			for i := range n + 1 {
-				tab.insert(&hotEntry[int]{item: i}, h)
+				tab.insert(i, h, stateOf(i%2 == 0))
 			}
 			for i := range n + 1 {
-				if e := tab.lookup(i, h); e == nil || e.item != i {
-					t.Fatalf("item %d: lookup = %v", i, e)
+				if s, st := tab.lookup(i, h); s == nil || s.item != i || st != stateOf(i%2 == 0) {
+					t.Fatalf("item %d: lookup = %v, state %d", i, s, st)
 				}
 			}
-			if e := tab.lookup(-1, h); e != nil {
-				t.Fatalf("lookup of an absent item = %v", e)
+			if s, st := tab.lookup(-1, h); s != nil || st != slotEmpty {
+				t.Fatalf("lookup of an absent item = %v, state %d", s, st)
 			}
 		})
 	}
@@ -261,38 +275,48 @@ func TestHotItemAbandonedAtShutDown(t *testing.T) {
 	checkHotInvariant(t, q, 0)
 }
 
-// TestHotPromotionIsRationed: items that are each added two or three times while they wait
-// (an add and an update or two before a worker gets to them) get no entry, nor do items added
-// many times in all but far apart; an item added again and again does.
+// TestHotPromotionIsRationed: no item becomes hot while Adds never find its shard's lock
+// held (one goroutine adds), however often it is added; in a warm shard, items that are each
+// added two or three times while they wait (an add and an update or two before a worker gets
+// to them) do not either, nor do items added many times in all but far apart; an item added
+// again and again does.
 func TestHotPromotionIsRationed(t *testing.T) {
 	q := NewTyped[int]()
 	defer q.ShutDown()
-	items := sameShardInts(200)
-	for _, it := range items[:100] {
+	items := sameShardInts(201)
+	for range 10 * hotPromoteAfter {
+		q.Add(items[0])
+	}
+	if n := hotCount(q, items[0]); n != 0 {
+		t.Fatalf("%d items hot in a shard never contended, want none", n)
+	}
+	warm(q, items[0])
+	for _, it := range items[1:101] {
 		q.Add(it)
 		q.Add(it)
 		q.Add(it)
 	}
 	for range hotPromoteAfter + 1 { // round after round, each item absorbed once a round
-		for _, it := range items[100:] {
+		for _, it := range items[101:200] {
 			q.Add(it)
 		}
 	}
 	if n := hotCount(q, items[0]); n != 0 {
 		t.Fatalf("%d items hot, want none", n)
 	}
-	hot := sameShardInts(201)[200]
-	makeHot(t, q, hot)
+	makeHot(t, q, items[200])
 	if n := hotCount(q, items[0]); n != 1 {
 		t.Fatalf("%d items hot, want 1", n)
 	}
 	checkHotInvariant(t, q, 0)
 }
 
-// TestHotCandidates: hotPromoteAfter absorbed Adds of one tag promote it, once; an item pushed
-// out by others starts over.
+// TestHotCandidates: in a warm shard, hotPromoteAfter absorbed Adds of one tag promote it,
+// once; an item pushed out by others starts over; hotHeat absorbed Adds after the last
+// contention, the shard is cold: its Adds are not counted (the caller checks heat).
 func TestHotCandidates(t *testing.T) {
 	var c hotCandidates
+	c.contended()
 	h := func(i int) uint64 { return uint64(i) << 27 } // tag i
 	for n := 1; n < hotPromoteAfter; n++ {
 		if c.absorbed(h(1)) {
@@ -313,4 +337,52 @@ func TestHotCandidates(t *testing.T) {
 			t.Fatalf("promoted after %d absorbed Adds since it was pushed out", n)
 		}
 	}
+	if calls := 2*hotPromoteAfter + len(c.tags); int(c.heat) != hotHeat-calls {
+		t.Fatalf("heat %d after %d absorbed Adds, want %d", c.heat, calls, hotHeat-calls)
+	}
+	c.contended()
+	if c.heat != hotHeat {
+		t.Fatalf("heat %d after contention, want %d", c.heat, hotHeat)
+	}
+}
+
+// TestHotTableRebuildRetiresOld: a rebuild leaves no slot of the replaced table waiting, so an
+// Add that still reads it takes the locked path; the new table carries the states over.
+func TestHotTableRebuildRetiresOld(t *testing.T) {
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	items := sameShardInts(hotSmallEntries + 2) // more than the smallest table holds
+	for _, it := range items {
+		makeHot(t, q, it)
+	}
+	old := q.hot[0].Load()
+	if old == nil || old.n != len(items) {
+		t.Fatalf("hot table %+v, want %d items", old, len(items))
+	}
+	got, _ := q.Get() // items[0]: processing, kept by a prune
+	for range items[1:] {
+		it, _ := q.Get()
+		q.Done(it)
+	}
+	// The shard's waiting set emptied at the last Get: the table was pruned to the two items
+	// being processed then, the first and the last.
+	cur := q.hot[0].Load()
+	if cur == old || cur == nil || cur.n != 2 {
+		t.Fatalf("after the prune the table is %+v (old %p)", cur, old)
+	}
+	for j := range old.slots {
+		if st := old.slots[j].state.Load(); st == slotWaiting {
+			t.Fatalf("slot %d of the replaced table still waiting", j)
+		}
+	}
+	q.Done(got)
+	q.Add(got) // idle and hot: queued through the lock, waiting in the new table only
+	h := itemHash(q.seed, got)
+	if _, st := old.lookup(got, h); st == slotWaiting {
+		t.Fatal("the replaced table reports the item waiting")
+	}
+	if !q.isWaiting(got, h) {
+		t.Fatal("the current table does not report the item waiting")
+	}
+	checkHotInvariant(t, q, 0)
 }

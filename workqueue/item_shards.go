@@ -52,21 +52,6 @@ func (s *itemShard[T]) addDirty(item T) {
 	s.dirtyPeak = max(s.dirtyPeak, len(s.dirty))
 }
 
-// tryAddDirty marks item, which is not being processed, as waiting in the queue, and reports
-// false if it already was.
-func (s *itemShard[T]) tryAddDirty(item T) bool {
-	if s.dirty == nil {
-		s.dirty = make(map[T]struct{})
-	}
-	n := len(s.dirty)
-	s.dirty[item] = struct{}{}
-	if len(s.dirty) == n {
-		return false
-	}
-	s.dirtyPeak = max(s.dirtyPeak, n+1)
-	return true
-}
-
 // isDirty reports whether item is waiting in the queue.
 func (s *itemShard[T]) isDirty(item T) bool {
 	_, ok := s.dirty[item]

@@ -244,10 +244,13 @@ func (q *Typed[T]) Add(item T) {
 		return
 	}
 	sh, h := q.shard(item)
-	if q.isWaiting(item, h) {
+	if t := q.hot[h>>shardShift].Load(); t != nil && t.isWaiting(item, h) {
 		return // a hot item still waiting: absorbed without the lock
 	}
-	sh.mu.Lock()
+	if !sh.mu.TryLock() {
+		sh.mu.Lock()
+		q.candidates[h>>shardShift].contended() // Adds from several goroutines: see hotTable
+	}
 	if queue, _ := q.markAdded(sh, item, h); !queue {
 		sh.mu.Unlock()
 		return
@@ -276,23 +279,20 @@ func (q *Typed[T]) Add(item T) {
 // the item hot); an item being processed is marked to be queued again by its Done; otherwise
 // the item is marked dirty and queue reports that the caller must queue it now.
 func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting bool) {
-	// An item is dirty or being processed, never both. The small processing set is looked at
-	// first, so that the dirty set, which grows with the backlog, is probed once: by an insert
-	// that reports whether the item was there.
+	if sh.isDirty(item) {
+		// A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
+		if c := &q.candidates[h>>shardShift]; c.heat != 0 && !q.locked && c.absorbed(h) {
+			q.promote(sh, item, h)
+		}
+		return false, true
+	}
 	if sh.isProcessing(item) {
 		if sh.markAddedAgain(item) { // its Done queues it
 			q.metrics.add(sh.met, item, false)
 		}
 		return false, false
 	}
-	if !sh.tryAddDirty(item) {
-		// A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
-		if !q.locked && q.candidates[h>>shardShift].absorbed(h) {
-			q.promote(sh, item, h)
-		}
-		return false, true
-	}
-	q.setHotWaiting(item, h, true)
+	q.addDirty(sh, item, h)
 	return true, false
 }
 
