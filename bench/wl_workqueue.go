@@ -48,6 +48,14 @@ func init() {
 			}
 		},
 	})
+	for _, k := range []int{2, 6, 20} {
+		register(workload{
+			group: "workqueue",
+			name:  fmt.Sprintf("RepeatedAdds/k=%d", k),
+			doc:   "one goroutine adds each of 1000 items k times in a row, then Gets and Dones them all; one op is one item",
+			run:   func(b *testing.B, impl *Impl) { benchRepeatedAdds(b, impl.NewQueue(), k) },
+		})
+	}
 	register(workload{
 		group: "workqueue",
 		name:  "DelayingAddAfter/drain100k",
@@ -129,6 +137,26 @@ func benchAddGetDone(b *testing.B, q Queue, p int, dup bool) {
 	if n := processed.Load(); n > 0 {
 		b.ReportMetric(float64(n)/float64(b.N), "items/add")
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/item")
+	}
+}
+
+// benchRepeatedAdds: an informer delivering an add and updates of the same objects before the
+// workers get to them, from one goroutine.
+func benchRepeatedAdds(b *testing.B, q Queue, k int) {
+	defer q.ShutDown()
+	const n = 1000
+	b.ReportAllocs()
+	for done := 0; done < b.N; done += n {
+		batch := min(n, b.N-done)
+		for i := range batch {
+			for range k {
+				q.Add(done + i)
+			}
+		}
+		for range batch {
+			item, _ := q.Get()
+			q.Done(item)
+		}
 	}
 }
 

@@ -132,6 +132,46 @@ func BenchmarkBacklog(b *testing.B) {
 	}
 }
 
+// BenchmarkRepeatedAdds: one goroutine adds each of 1000 items k times in a row, then gets and
+// finishes them all: an informer delivering an add and updates of the same objects before the
+// workers get to them. One op is one item.
+func BenchmarkRepeatedAdds(b *testing.B) {
+	const n = 1000
+	for _, k := range []int{2, 6, 20} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			b.ReportAllocs()
+			q := workqueue.NewTyped[int]()
+			defer q.ShutDown()
+			for done := 0; done < b.N; done += n {
+				batch := min(n, b.N-done)
+				for i := range batch {
+					for range k {
+						q.Add(done + i)
+					}
+				}
+				for range batch {
+					item, _ := q.Get()
+					q.Done(item)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAbsorbedAdd: one goroutine adds items that are already waiting.
+func BenchmarkAbsorbedAdd(b *testing.B) {
+	q := workqueue.NewTyped[int]()
+	defer q.ShutDown()
+	for i := range 64 {
+		q.Add(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		q.Add(i & 63)
+	}
+}
+
 // BenchmarkAddAfterDrain: one op adds 100k items with random delays up to 10 minutes on a fake
 // clock, steps the clock past them all and takes every item out.
 func BenchmarkAddAfterDrain(b *testing.B) {
