@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"hash/maphash"
+	"math"
 	"sync"
 )
 
@@ -10,9 +11,9 @@ import (
 // queue costs about 2 KB.
 const itemShardCount = 32
 
-// shardShrinkThreshold is the size above which an emptied shard map is dropped. Across all
-// shards an idle queue keeps maps for at most 4096 items; lower, and a queue that drains
-// often keeps reallocating its maps.
+// shardShrinkThreshold is the size above which an emptied shard map may be dropped (setSize).
+// Across all shards a queue always keeps maps for up to 4096 items; lower, and a queue that
+// drains often keeps reallocating its maps.
 const shardShrinkThreshold = shrinkThreshold / 8
 
 // itemShard holds the states of the items that hash to it. Its lock is the only one an Add of
@@ -37,10 +38,41 @@ type itemShard[T comparable] struct {
 	dirty      map[T]struct{}  // the items of this shard waiting in the queue; nil until needed
 	processing map[T]struct{}  // the items being processed
 	addedAgain map[T]struct{}  // the items being processed that were added again since their Get
-	dirtyPeak  int             // largest len(dirty) since it was last allocated
-	procPeak   int             // largest len(processing) since it was last allocated
+	dirtySize  setSize         // of dirty
+	procSize   setSize         // of processing
 	met        *itemMetrics[T] // the metrics' bookkeeping of this shard's items; nil without metrics
 	_          [64 - 56]byte   // one cache line per shard: shards are locked from different CPUs
+}
+
+// setSize tracks the sizes a Go map reached, which decide when to drop it: Go maps never
+// shrink, so a set that a burst made large keeps the burst's memory until it is replaced.
+// Replacing it at the end of every burst costs its growth again at the next one: at 64k items
+// a burst, a third of the queue's time. So a set that has emptied is kept if the burst just
+// ended was as large as the set has ever been (bursts of that size recur), and dropped once
+// a burst ends that needed less than a quarter of it. Memory stays within four times what
+// the last burst needed (or shardShrinkThreshold), plus one burst's worth between a large
+// burst and the end of the next one.
+type setSize struct {
+	peak  int32 // largest len since the map was allocated
+	burst int32 // largest len since the set was last empty
+}
+
+// grew records the set's length after an insert.
+func (z *setSize) grew(n int) {
+	n32 := int32(min(n, math.MaxInt32))
+	z.peak = max(z.peak, n32)
+	z.burst = max(z.burst, n32)
+}
+
+// emptied reports, for a set that has just become empty, whether to drop its map, and starts
+// a new burst.
+func (z *setSize) emptied() (drop bool) {
+	drop = z.peak > shardShrinkThreshold && 4*int64(z.burst) < int64(z.peak)
+	if drop {
+		z.peak = 0
+	}
+	z.burst = 0
+	return drop
 }
 
 // addDirty marks item, which is neither waiting nor being processed, as waiting in the queue.
@@ -49,7 +81,7 @@ func (s *itemShard[T]) addDirty(item T) {
 		s.dirty = make(map[T]struct{})
 	}
 	s.dirty[item] = struct{}{}
-	s.dirtyPeak = max(s.dirtyPeak, len(s.dirty))
+	s.dirtySize.grew(len(s.dirty))
 }
 
 // isDirty reports whether item is waiting in the queue.
@@ -77,18 +109,24 @@ func (s *itemShard[T]) markAddedAgain(item T) bool {
 	return true
 }
 
-// startProcessing moves item from waiting to being processed. Go maps never shrink, so once a
-// burst has passed the waiting set is dropped to give its memory back.
+// startProcessing moves item from waiting to being processed. A waiting set that empties may
+// be dropped to give a burst's memory back (setSize).
 func (s *itemShard[T]) startProcessing(item T) {
-	delete(s.dirty, item)
-	if len(s.dirty) == 0 && s.dirtyPeak > shardShrinkThreshold {
-		s.dirty, s.dirtyPeak = nil, 0
-	}
+	s.forgetDirty(item)
 	if s.processing == nil {
 		s.processing = make(map[T]struct{})
 	}
 	s.processing[item] = struct{}{}
-	s.procPeak = max(s.procPeak, len(s.processing))
+	s.procSize.grew(len(s.processing))
+}
+
+// forgetDirty removes item from the waiting set, dropping the set if setSize says so once it
+// is empty.
+func (s *itemShard[T]) forgetDirty(item T) {
+	delete(s.dirty, item)
+	if len(s.dirty) == 0 && s.dirty != nil && s.dirtySize.emptied() {
+		s.dirty = nil
+	}
 }
 
 // endProcessing forgets that item is being processed and reports whether it was (ok) and
@@ -100,8 +138,8 @@ func (s *itemShard[T]) endProcessing(item T) (addedAgain, ok bool) {
 	if len(s.processing) == n {
 		return false, false
 	}
-	if len(s.processing) == 0 && s.procPeak > shardShrinkThreshold {
-		s.processing, s.procPeak = nil, 0
+	if len(s.processing) == 0 && s.procSize.emptied() {
+		s.processing = nil
 	}
 	if len(s.addedAgain) > 0 {
 		if _, addedAgain = s.addedAgain[item]; addedAgain {
@@ -113,7 +151,7 @@ func (s *itemShard[T]) endProcessing(item T) (addedAgain, ok bool) {
 
 // abandonDirty forgets item, marked waiting by addDirty, when it could not be queued after all.
 func (s *itemShard[T]) abandonDirty(item T) {
-	delete(s.dirty, item)
+	s.forgetDirty(item)
 }
 
 // shardShift makes the top bits of an item's hash its shard: itemShardCount is 1<<(64-shardShift).

@@ -364,6 +364,9 @@ func TestDefaultQueueDropsReferences(t *testing.T) {
 	}
 }
 
+// TestItemsMapShrinksAfterBurst: the sets a burst made large are kept while bursts of that
+// size recur, and dropped at the end of the first burst that needs less than a quarter of
+// them, so that neither memory nor the sets' regrowth is paid for nothing.
 func TestItemsMapShrinksAfterBurst(t *testing.T) {
 	for _, locked := range []bool{false, true} {
 		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
@@ -373,30 +376,72 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 			}
 			q := NewTypedWithConfig(cfg)
 			defer q.ShutDown()
-			// 8 times the threshold spreads well over shardShrinkThreshold items per shard.
-			for i := range 8 * shrinkThreshold {
-				q.Add(i)
-			}
-			// Every item is taken before any is done, so that both the dirty and the
-			// processing sets pass the threshold.
-			items := make([]int, 0, 8*shrinkThreshold)
-			for range 8 * shrinkThreshold {
-				item, _ := q.Get()
-				items = append(items, item)
-			}
-			for _, item := range items {
-				q.Done(item)
-			}
-			q.mu.Lock()
-			defer q.mu.Unlock()
-			for i := range q.shards {
-				sh := &q.shards[i]
-				if sh.dirtyPeak != 0 || sh.dirty != nil || sh.procPeak != 0 || sh.processing != nil {
-					t.Fatalf("shard %d maps not dropped: dirty peak %d, len %d; processing peak %d, len %d",
-						i, sh.dirtyPeak, len(sh.dirty), sh.procPeak, len(sh.processing))
+			// burst adds n items and takes every one before any is done, so that both the
+			// dirty and the processing sets hold the whole burst.
+			burst := func(n int) {
+				for i := range n {
+					q.Add(i)
+				}
+				items := make([]int, 0, n)
+				for range n {
+					item, _ := q.Get()
+					items = append(items, item)
+				}
+				for _, item := range items {
+					q.Done(item)
 				}
 			}
+			// allocated reports how many shards hold a dirty and a processing map.
+			allocated := func() (dirty, processing int) {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				for i := range q.shards {
+					if q.shards[i].dirty != nil {
+						dirty++
+					}
+					if q.shards[i].processing != nil {
+						processing++
+					}
+				}
+				return dirty, processing
+			}
+			// 8 times the threshold spreads well over shardShrinkThreshold items per shard.
+			big := 8 * shrinkThreshold
+			for round := range 2 {
+				burst(big)
+				if d, p := allocated(); d != itemShardCount || p != itemShardCount {
+					t.Fatalf("round %d: after a burst like the last, %d dirty and %d processing maps of %d kept", round, d, p, itemShardCount)
+				}
+			}
+			burst(big / 16) // under a quarter of the peak in every shard
+			if d, p := allocated(); d != 0 || p != 0 {
+				t.Fatalf("after a small burst, %d dirty and %d processing maps kept, want none", d, p)
+			}
 		})
+	}
+}
+
+// TestSetSize: a set is kept after a burst as large as its peak and dropped after one under a
+// quarter of it; small sets are always kept.
+func TestSetSize(t *testing.T) {
+	var z setSize
+	for n := 1; n <= 4*shardShrinkThreshold; n++ {
+		z.grew(n)
+	}
+	if z.emptied() {
+		t.Fatal("dropped after a burst as large as its peak")
+	}
+	z.grew(shardShrinkThreshold)
+	if z.emptied() {
+		t.Fatal("dropped after a burst of a quarter of its peak")
+	}
+	z.grew(shardShrinkThreshold - 1)
+	if !z.emptied() {
+		t.Fatal("kept after a burst under a quarter of its peak")
+	}
+	z.grew(shardShrinkThreshold)
+	if z.emptied() {
+		t.Fatal("a set no larger than shardShrinkThreshold dropped")
 	}
 }
 
