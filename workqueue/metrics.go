@@ -111,17 +111,15 @@ func globalProvider() MetricsProvider {
 }
 
 // queueMetrics records the metrics of one named queue. A nil *queueMetrics records nothing.
-// Its methods are safe for concurrent use. The queue calls add, get and done for one item in
-// order, with the item's itemMetrics: under its own lock in locked mode, under the item's shard
-// lock otherwise. The per-item bookkeeping lives in the shards, so only the calls into the
-// metric objects are serialised, by mu (client-go calls them under its queue lock, so a
-// provider's metrics need not be safe for concurrent use).
+// The per-item bookkeeping lives in the shards' itemMetrics, guarded like the shards' item
+// states (addTime, startRun, endRun, takeAddTime, collectUnfinished). The calls into the metric
+// objects (count*, setUnfinishedWork) are made only with the queue's own lock held, as
+// client-go makes them, so a provider's metrics need not be safe for concurrent use; a lock of
+// their own would be a second lock that every item takes three times, on which the workers
+// and producers of a busy queue then queue up.
 type queueMetrics[T comparable] struct {
 	clock clock.Clock
 	base  time.Time // start offsets are measured from here
-
-	// mu serialises the calls into the metric objects.
-	mu sync.Mutex
 
 	depth          GaugeMetric
 	adds           CounterMetric
@@ -185,26 +183,30 @@ func (m *queueMetrics[T]) newItemMetrics() *itemMetrics[T] {
 // noTime stands for "no add time here" where add times travel with queued items.
 const noTime = math.MinInt64
 
-// add records that item became dirty. inFIFO says that the item is queued at once in the
-// default FIFO, which keeps its add time: add then returns that time, as an offset from base.
-// Otherwise (an item added while it is processed, or any item of a queue with a custom Queue)
-// the time is kept in im and add returns noTime.
-func (m *queueMetrics[T]) add(im *itemMetrics[T], item T, inFIFO bool) int64 {
+// addTime records the time item became dirty. inFIFO says that the item is queued at once in
+// the default FIFO, which keeps its add time: addTime then returns that time, as an offset
+// from base, and does not touch im. Otherwise (an item added while it is processed, or any
+// item of a queue with a custom Queue) the time is kept in im and addTime returns noTime.
+// The caller also calls countAdd.
+func (m *queueMetrics[T]) addTime(im *itemMetrics[T], item T, inFIFO bool) int64 {
 	if m == nil {
 		return noTime
 	}
 	now := m.clock.Now()
-	t := int64(noTime)
 	if inFIFO {
-		t = int64(now.Sub(m.base))
-	} else {
-		im.addTimes[item] = now
+		return int64(now.Sub(m.base))
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	im.addTimes[item] = now
+	return noTime
+}
+
+// countAdd counts an item that became dirty. Under the queue's lock.
+func (m *queueMetrics[T]) countAdd() {
+	if m == nil {
+		return
+	}
 	m.adds.Inc()
 	m.depth.Inc()
-	return t
 }
 
 // takeAddTime returns the add time im keeps for item, as an offset from base, and forgets it;
@@ -222,22 +224,34 @@ func (m *queueMetrics[T]) takeAddTime(im *itemMetrics[T], item T) int64 {
 	return int64(added.Sub(m.base))
 }
 
-// get records that a worker took item, whose add time (an offset from base) came with it from
-// the FIFO, or is noTime: then im keeps it. The queue never hands out an item that is being
-// processed, so item is not in running.
-func (m *queueMetrics[T]) get(im *itemMetrics[T], item T, addedAt int64) {
+// countGet counts item as taken by a worker and returns when: its processing starts then.
+// addedAt is its add time (an offset from base) if it came with it from the FIFO, or noTime:
+// then im (if not nil) keeps it, and im must be guarded. Under the queue's lock.
+func (m *queueMetrics[T]) countGet(im *itemMetrics[T], item T, addedAt int64) (start time.Time) {
 	if m == nil {
-		return
+		return time.Time{}
 	}
 	now := m.clock.Now()
-	offset := int64(now.Sub(m.base))
-	waited, wasAdded := time.Duration(offset-addedAt), addedAt != noTime
-	if !wasAdded {
+	waited, wasAdded := now.Sub(m.base)-time.Duration(addedAt), addedAt != noTime
+	if !wasAdded && im != nil {
 		var added time.Time
 		if added, wasAdded = im.addTimes[item]; wasAdded {
 			delete(im.addTimes, item)
 			waited = now.Sub(added)
 		}
+	}
+	m.depth.Dec()
+	if wasAdded {
+		m.latency.Observe(waited.Seconds())
+	}
+	return now
+}
+
+// startRun records that the processing of item started at start (from countGet). The queue
+// never hands out an item that is being processed, so item is not in running.
+func (m *queueMetrics[T]) startRun(im *itemMetrics[T], item T, start time.Time) {
+	if m == nil {
+		return
 	}
 	n := im.free
 	if n != nil {
@@ -246,7 +260,7 @@ func (m *queueMetrics[T]) get(im *itemMetrics[T], item T, addedAt int64) {
 	} else {
 		n = new(runNode[T])
 	}
-	*n = runNode[T]{item: item, start: now, offset: offset, prev: im.tail}
+	*n = runNode[T]{item: item, start: start, offset: int64(start.Sub(m.base)), prev: im.tail}
 	if im.tail != nil {
 		im.tail.next = n
 	} else {
@@ -255,28 +269,25 @@ func (m *queueMetrics[T]) get(im *itemMetrics[T], item T, addedAt int64) {
 	im.tail = n
 	im.running[item] = n
 	im.startSum.add(n.offset)
-
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.depth.Dec()
-	if wasAdded {
-		m.latency.Observe(waited.Seconds())
-	}
 }
 
-// done records that the processing of item ended.
-func (m *queueMetrics[T]) done(im *itemMetrics[T], item T) {
+// endRun records that the processing of item ended and returns how long it took, in
+// seconds, for countDone; ok is false if item was not recorded as running (or m is nil).
+func (m *queueMetrics[T]) endRun(im *itemMetrics[T], item T) (took float64, ok bool) {
 	if m == nil {
-		return
+		return 0, false
 	}
 	n, ok := im.running[item]
 	if !ok {
-		return
+		return 0, false
 	}
-	took := m.clock.Since(n.start).Seconds()
+	took = m.clock.Since(n.start).Seconds()
 	im.unlink(n)
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	return took, true
+}
+
+// countDone observes a processing that took took seconds. Under the queue's lock.
+func (m *queueMetrics[T]) countDone(took float64) {
 	m.workDuration.Observe(took)
 }
 
@@ -320,7 +331,8 @@ func collectUnfinished[T comparable](u *unfinished, im *itemMetrics[T]) {
 	}
 }
 
-// setUnfinishedWork sets the unfinished-work and longest-running gauges from u.
+// setUnfinishedWork sets the unfinished-work and longest-running gauges from u. Under the
+// queue's lock.
 func (m *queueMetrics[T]) setUnfinishedWork(u *unfinished) {
 	if m == nil {
 		return
@@ -334,8 +346,6 @@ func (m *queueMetrics[T]) setUnfinishedWork(u *unfinished) {
 		total = all.float64() / float64(time.Second)
 		oldest = max(0, now.Sub(u.oldest).Seconds())
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.unfinishedWork.Set(total)
 	m.longestRunning.Set(oldest)
 }

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"slices"
@@ -315,5 +316,58 @@ func TestInt128(t *testing.T) {
 				t.Fatalf("x - x = %+v", d)
 			}
 		}
+	}
+}
+
+// plainProvider's metrics are plain fields with no lock, as a provider may make them: the
+// queue promises to call them one at a time, and the race detector holds it to that.
+type plainProvider struct{ adds, depth, latency, work, unfinished, longest plainMetric }
+
+type plainMetric struct {
+	value float64
+	count int
+}
+
+func (m *plainMetric) Inc()              { m.value++ }
+func (m *plainMetric) Dec()              { m.value-- }
+func (m *plainMetric) Set(v float64)     { m.value = v }
+func (m *plainMetric) Observe(v float64) { m.value += v; m.count++ }
+
+func (p *plainProvider) NewDepthMetric(string) GaugeMetric            { return &p.depth }
+func (p *plainProvider) NewAddsMetric(string) CounterMetric           { return &p.adds }
+func (p *plainProvider) NewLatencyMetric(string) HistogramMetric      { return &p.latency }
+func (p *plainProvider) NewWorkDurationMetric(string) HistogramMetric { return &p.work }
+func (p *plainProvider) NewUnfinishedWorkSecondsMetric(string) SettableGaugeMetric {
+	return &p.unfinished
+}
+func (p *plainProvider) NewLongestRunningProcessorSecondsMetric(string) SettableGaugeMetric {
+	return &p.longest
+}
+func (p *plainProvider) NewRetriesMetric(string) CounterMetric { return new(plainMetric) }
+
+// TestMetricsCalledOneAtATime: producers and workers on a named queue, in both modes, while
+// the unfinished-work gauges are refreshed every millisecond, never call two metric objects
+// at once (the race detector checks), and the counts add up.
+func TestMetricsCalledOneAtATime(t *testing.T) {
+	for _, locked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
+			p := new(plainProvider)
+			cfg := TypedQueueConfig[int]{Name: "q", MetricsProvider: p}
+			if locked {
+				cfg.Queue = &intFIFO{}
+			}
+			q := newTyped(cfg, time.Millisecond)
+			checkInvariants(t, q, 1, 4, 4, 16, 2000, 20)
+			q.ShutDown() // stops the gauge refresh before the fields are read
+			if p.depth.value != 0 {
+				t.Errorf("depth = %v after the drain, want 0", p.depth.value)
+			}
+			if p.latency.count != int(p.adds.value) || p.work.count != int(p.adds.value) {
+				t.Errorf("%v adds, %d latency and %d work-duration observations", p.adds.value, p.latency.count, p.work.count)
+			}
+			if p.adds.value == 0 {
+				t.Error("no adds counted")
+			}
+		})
 	}
 }

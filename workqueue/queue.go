@@ -160,7 +160,7 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 // the wake-up is sent after the lock is released, to keep the critical section short.
 type waiter[T any] struct {
 	item  T
-	added int64         // the item's add time for the metrics, or noTime
+	start time.Time     // when its processing started, for the metrics (countGet)
 	ok    bool          // false: woken by shutdown
 	ready chan struct{} // capacity 1
 }
@@ -181,10 +181,11 @@ type waiter[T any] struct {
 // processing items. No map is read or written under mu. One lock for everything made every Add, Get and Done
 // queue behind every other: with 4–16 producers and workers on a few CPUs, Go's mutex then
 // falls into its starvation mode (FIFO hand-over, a goroutine switch per Unlock), and the queue
-// alternated between that and normal mode from run to run. Metrics for an item are recorded
-// under its shard lock, so they see its Add, Get and Done in order, and the metrics' per-item
-// bookkeeping (add times, running items) lives in the shard too; only the calls into the metric
-// objects are serialised by a lock of their own. An item that keeps being added while it
+// alternated between that and normal mode from run to run. The metrics' per-item bookkeeping
+// (add times, running items) lives in the shards, under their locks; the calls into the metric
+// objects are made under mu, as client-go makes them under its lock, so they come one at a
+// time and in each item's order (a lock of their own, taken three times per item, was the
+// next lock for every goroutine to queue on). An item that keeps being added while it
 // waits becomes hot (see hotTable): from then on an Add that finds it still waiting takes no
 // lock at all and writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
 // mode: every operation runs under mu, as before, and no item becomes hot.
@@ -251,8 +252,13 @@ func (q *Typed[T]) Add(item T) {
 		sh.mu.Lock()
 		q.candidates[h>>shardShift].contended() // Adds from several goroutines: see hotTable
 	}
-	if queue, _ := q.markAdded(sh, item, h); !queue {
+	if queue, _, readded := q.markAdded(sh, item, h); !queue {
 		sh.mu.Unlock()
+		if readded && q.metrics != nil {
+			q.mu.Lock()
+			q.metrics.countAdd()
+			q.mu.Unlock()
+		}
 		return
 	}
 	// The item is now dirty but not yet queued. The shard lock is released first (a worker
@@ -269,31 +275,35 @@ func (q *Typed[T]) Add(item T) {
 		sh.mu.Unlock()
 		return
 	}
-	w := q.pushLocked(item, q.metrics.add(sh.met, item, true))
+	q.metrics.countAdd()
+	w := q.pushLocked(item, q.metrics.addTime(sh.met, item, true))
 	q.mu.Unlock()
 	w.wake()
 }
 
 // markAdded records an Add of item, of hash h, in its shard sh, whose guard the caller holds.
 // waiting reports that the item already waits in the queue (the Add is absorbed, and may make
-// the item hot); an item being processed is marked to be queued again by its Done; otherwise
-// the item is marked dirty and queue reports that the caller must queue it now.
-func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting bool) {
+// the item hot); an item being processed is marked to be queued again by its Done, and
+// readded reports the first such Add, which the caller counts in the metrics (countAdd, under
+// the queue's lock); otherwise the item is marked dirty and queue reports that the caller
+// must queue it now (and count it).
+func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting, readded bool) {
 	if sh.isDirty(item) {
 		// A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
 		if c := &q.candidates[h>>shardShift]; c.heat != 0 && !q.locked && c.absorbed(h) {
 			q.promote(sh, item, h)
 		}
-		return false, true
+		return false, true, false
 	}
 	if sh.isProcessing(item) {
 		if sh.markAddedAgain(item) { // its Done queues it
-			q.metrics.add(sh.met, item, false)
+			q.metrics.addTime(sh.met, item, false)
+			return false, false, true
 		}
-		return false, false
+		return false, false, false
 	}
 	q.addDirty(sh, item, h)
-	return true, false
+	return true, false, false
 }
 
 // addDirty marks item, of hash h, which is neither waiting nor being processed, as waiting.
@@ -308,15 +318,19 @@ func (q *Typed[T]) addLocked(item T) *waiter[T] {
 		return nil
 	}
 	sh, h := q.shard(item)
-	queue, waiting := q.markAdded(sh, item, h)
+	queue, waiting, readded := q.markAdded(sh, item, h)
 	if waiting {
 		q.queue.Touch(item) // locked mode has a custom Queue, which sees every re-Add
+	}
+	if readded {
+		q.metrics.countAdd()
 	}
 	if !queue {
 		return nil
 	}
 	// A custom Queue cannot carry the add time: the metrics keep it.
-	return q.pushLocked(item, q.metrics.add(sh.met, item, false))
+	q.metrics.countAdd()
+	return q.pushLocked(item, q.metrics.addTime(sh.met, item, false))
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -333,9 +347,9 @@ func (q *Typed[T]) Len() int {
 func (q *Typed[T]) Get() (item T, shutdown bool) {
 	q.mu.Lock()
 	if q.lenLocked() > 0 {
-		item, added := q.takeLocked()
+		item, start := q.takeLocked()
 		q.mu.Unlock()
-		q.startProcessing(item, added)
+		q.startProcessing(item, start)
 		return item, false
 	}
 	if q.shuttingDown {
@@ -347,26 +361,26 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 	q.mu.Unlock()
 	<-w.ready
 	item, shutdown = w.item, !w.ok
-	added := w.added
+	start := w.start
 	var zero T
-	w.item, w.added, w.ok = zero, noTime, false
+	w.item, w.start, w.ok = zero, time.Time{}, false
 	q.waiterPool.Put(w)
 	if !shutdown {
-		q.startProcessing(item, added)
+		q.startProcessing(item, start)
 	}
 	return item, shutdown
 }
 
-// startProcessing moves item, just taken from the Queue with its add time (or noTime), from
-// dirty to processing. Until then it stays dirty, so an Add in between is absorbed by this
-// processing, which begins after it.
-func (q *Typed[T]) startProcessing(item T, added int64) {
+// startProcessing moves item, just taken from the Queue (by takeLocked, whose start time for
+// the metrics it gets), from dirty to processing. Until then it stays dirty, so an Add in
+// between is absorbed by this processing, which begins after it.
+func (q *Typed[T]) startProcessing(item T, start time.Time) {
 	if q.locked {
 		return // done by takeLocked
 	}
 	sh, h := q.shard(item)
 	sh.mu.Lock()
-	q.metrics.get(sh.met, item, added)
+	q.metrics.startRun(sh.met, item, start)
 	q.moveToProcessing(sh, item, h)
 	sh.mu.Unlock()
 }
@@ -399,7 +413,7 @@ func (q *Typed[T]) Done(item T) {
 		sh.mu.Unlock()
 		return
 	}
-	q.metrics.done(sh.met, item)
+	took, ran := q.metrics.endRun(sh.met, item)
 	var w *waiter[T]
 	if addedAgain {
 		// As in Add: marked dirty, then queued after the shard lock is released. Done queues
@@ -408,10 +422,18 @@ func (q *Typed[T]) Done(item T) {
 		added := q.metrics.takeAddTime(sh.met, item)
 		sh.mu.Unlock()
 		q.mu.Lock()
+		if ran {
+			q.metrics.countDone(took)
+		}
 		w = q.pushLocked(item, added)
 		q.mu.Unlock()
 	} else {
 		sh.mu.Unlock()
+		if ran {
+			q.mu.Lock()
+			q.metrics.countDone(took)
+			q.mu.Unlock()
+		}
 	}
 	if q.processing.Add(-1) == 0 && q.draining.Load() {
 		q.mu.Lock()
@@ -427,7 +449,9 @@ func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	if !ok {
 		return nil
 	}
-	q.metrics.done(sh.met, item)
+	if took, ran := q.metrics.endRun(sh.met, item); ran {
+		q.metrics.countDone(took)
+	}
 	q.processing.Add(-1)
 	var w *waiter[T]
 	if addedAgain {
@@ -527,7 +551,7 @@ func (q *Typed[T]) pushLocked(item T, added int64) *waiter[T] {
 	w := q.waiters[n-1]
 	q.waiters[n-1] = nil
 	q.waiters = q.waiters[:n-1]
-	w.item, w.added = q.takeLocked()
+	w.item, w.start = q.takeLocked()
 	w.ok = true
 	return w
 }
@@ -539,23 +563,26 @@ func (w *waiter[T]) wake() {
 	}
 }
 
-// takeLocked pops the next item, with its add time for the metrics (or noTime), and counts it
-// as processing. In locked mode it also moves it from dirty to processing and records the
-// metrics; otherwise the caller does both after unlocking (startProcessing).
-func (q *Typed[T]) takeLocked() (item T, added int64) {
-	added = noTime
+// takeLocked pops the next item, counts it as processing and in the metrics, and returns it
+// with the time its processing starts, for the metrics. In locked mode it also moves it from
+// dirty to processing; otherwise the caller does that after unlocking (startProcessing).
+func (q *Typed[T]) takeLocked() (item T, start time.Time) {
+	added := int64(noTime)
 	if q.fifo != nil {
 		item, added = q.fifo.popAt()
 	} else {
 		item = q.queue.Pop()
 	}
 	q.processing.Add(1)
-	if q.locked {
-		sh, h := q.shard(item)
-		q.metrics.get(sh.met, item, noTime)
-		q.moveToProcessing(sh, item, h)
+	if !q.locked {
+		// The FIFO carries every item's add time; the shard's bookkeeping is not ours here.
+		return item, q.metrics.countGet(nil, item, added)
 	}
-	return item, added
+	sh, h := q.shard(item)
+	start = q.metrics.countGet(sh.met, item, added)
+	q.metrics.startRun(sh.met, item, start)
+	q.moveToProcessing(sh, item, h)
+	return item, start
 }
 
 func (q *Typed[T]) lenLocked() int {
@@ -612,7 +639,6 @@ func (q *Typed[T]) updateUnfinishedWork() {
 		for i := range q.shards {
 			collectUnfinished(&u, q.shards[i].met)
 		}
-		q.mu.Unlock()
 	} else {
 		q.mu.Unlock()
 		for i := range q.shards {
@@ -621,8 +647,10 @@ func (q *Typed[T]) updateUnfinishedWork() {
 			collectUnfinished(&u, sh.met)
 			sh.mu.Unlock()
 		}
+		q.mu.Lock()
 	}
-	q.metrics.setUnfinishedWork(&u)
+	q.metrics.setUnfinishedWork(&u) // the metric objects are called under mu
+	q.mu.Unlock()
 }
 
 // fifo is the default Queue: a ring buffer whose length is a power of two.
