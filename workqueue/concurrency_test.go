@@ -26,16 +26,47 @@ func TestConcurrentInvariants(t *testing.T) {
 		{2, 16, 100, 2000, 5},
 		{16, 16, 1000, 1000, 50},
 	}
+	var hotSeen atomic.Int64 // hot tables seen in "hot" mode, over all cases
 	for _, tc := range cases {
 		for seed := range uint64(3) {
-			for _, mode := range []string{"sharded", "locked", "metrics"} {
+			for _, mode := range []string{"sharded", "locked", "metrics", "hot"} {
 				name := fmt.Sprintf("p%d-w%d-k%d-re%d/seed=%d/%s", tc.producers, tc.workers, tc.keys, tc.reAdd, seed, mode)
 				t.Run(name, func(t *testing.T) {
+					if mode == "hot" {
+						// Every shard kept warm, as if Adds kept finding its lock held, so that
+						// items get promoted and the lock-free Adds race with everything else.
+						q := newModeQueue(false)
+						stop := make(chan struct{})
+						var warmer sync.WaitGroup
+						warmer.Go(func() {
+							for {
+								select {
+								case <-stop:
+									return
+								default:
+								}
+								for i := range q.shards {
+									q.shards[i].mu.Lock()
+									q.candidates[i].contended()
+									q.shards[i].mu.Unlock()
+									if q.hot[i].Load() != nil {
+										hotSeen.Add(1)
+									}
+								}
+								runtime.Gosched()
+							}
+						})
+						checkInvariants(t, q, seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
+						close(stop)
+						warmer.Wait()
+						checkHotInvariant(t, q, -1)
+						return
+					}
 					if mode != "metrics" {
 						checkInvariants(t, newModeQueue(mode == "locked"), seed, tc.producers, tc.workers, tc.keys, tc.adds, tc.reAdd)
 						return
 					}
-					// Metrics are recorded under the items' shard locks: every item that became
+					// Metric objects are called under the queue's lock: every item that became
 					// dirty was taken once and finished once, and the depth is back to 0.
 					rec := newRecorder()
 					q := NewTypedWithConfig(TypedQueueConfig[int]{Name: "q", MetricsProvider: rec})
@@ -53,6 +84,9 @@ func TestConcurrentInvariants(t *testing.T) {
 				})
 			}
 		}
+	}
+	if hotSeen.Load() == 0 {
+		t.Error(`no hot table seen in any "hot" case: the lock-free Adds were not exercised`)
 	}
 }
 
