@@ -57,8 +57,12 @@ type setSize struct {
 	burst int32 // largest len since the set was last empty
 }
 
-// grew records the set's length after an insert.
+// grew records the set's length after an insert. Sizes are tracked only once the set has
+// passed shardShrinkThreshold: a smaller set is never dropped.
 func (z *setSize) grew(n int) {
+	if n <= shardShrinkThreshold && z.peak <= shardShrinkThreshold {
+		return
+	}
 	n32 := int32(min(n, math.MaxInt32))
 	z.peak = max(z.peak, n32)
 	z.burst = max(z.burst, n32)
@@ -67,7 +71,10 @@ func (z *setSize) grew(n int) {
 // emptied reports, for a set that has just become empty, whether to drop its map, and starts
 // a new burst.
 func (z *setSize) emptied() (drop bool) {
-	drop = z.peak > shardShrinkThreshold && 4*int64(z.burst) < int64(z.peak)
+	if z.peak <= shardShrinkThreshold {
+		return false
+	}
+	drop = 4*int64(z.burst) < int64(z.peak)
 	if drop {
 		z.peak = 0
 	}
