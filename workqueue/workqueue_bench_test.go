@@ -114,21 +114,7 @@ func BenchmarkAddGetDoneSequential(b *testing.B) {
 // item grows with n as the queue's sets outgrow the CPU caches.
 func BenchmarkBacklog(b *testing.B) {
 	for _, n := range []int{1 << 10, 1 << 16, 1 << 20} {
-		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			q := workqueue.NewTyped[int]()
-			defer q.ShutDown()
-			for done := 0; done < b.N; done += n {
-				batch := min(n, b.N-done)
-				for i := range batch {
-					q.Add(done + i)
-				}
-				for range batch {
-					item, _ := q.Get()
-					q.Done(item)
-				}
-			}
-		})
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { fillAndDrain(b, n, 1) })
 	}
 }
 
@@ -136,25 +122,28 @@ func BenchmarkBacklog(b *testing.B) {
 // finishes them all: an informer delivering an add and updates of the same objects before the
 // workers get to them. One op is one item.
 func BenchmarkRepeatedAdds(b *testing.B) {
-	const n = 1000
 	for _, k := range []int{2, 6, 20} {
-		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
-			b.ReportAllocs()
-			q := workqueue.NewTyped[int]()
-			defer q.ShutDown()
-			for done := 0; done < b.N; done += n {
-				batch := min(n, b.N-done)
-				for i := range batch {
-					for range k {
-						q.Add(done + i)
-					}
-				}
-				for range batch {
-					item, _ := q.Get()
-					q.Done(item)
-				}
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) { fillAndDrain(b, 1000, k) })
+	}
+}
+
+// fillAndDrain adds batches of n different items, each k times in a row, and after each batch
+// gets and finishes them all, from one goroutine. One op is one item.
+func fillAndDrain(b *testing.B, n, k int) {
+	b.ReportAllocs()
+	q := workqueue.NewTyped[int]()
+	defer q.ShutDown()
+	for done := 0; done < b.N; done += n {
+		batch := min(n, b.N-done)
+		for i := range batch {
+			for range k {
+				q.Add(done + i)
 			}
-		})
+		}
+		for range batch {
+			item, _ := q.Get()
+			q.Done(item)
+		}
 	}
 }
 
