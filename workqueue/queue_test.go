@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"unsafe"
 )
 
 // runScript drives q with a small script: "add x", "done x", "get x" (Get must return x at
@@ -168,65 +169,85 @@ func TestBlockedGettersEachGetOneItem(t *testing.T) {
 	})
 }
 
+// TestShutDownWithDrain: the drain waits for exactly the items workers hold, with the default
+// FIFO (states kept in the shards) and with a custom Queue (everything under the queue's lock).
 func TestShutDownWithDrain(t *testing.T) {
 	cases := []struct {
 		name string
 		// held items are taken by a worker before ShutDownWithDrain; queued are only added.
 		held, queued []string
 		// finish ends the processing: it runs after ShutDownWithDrain is seen waiting.
-		finish func(q *Typed[string])
+		finish func(t *testing.T, q *Typed[string])
 	}{
 		{"nothing in flight returns at once", nil, nil, nil},
 		{"queued items are not waited for", nil, []string{"a", "b"}, nil},
-		{"waits for every held item", []string{"a", "b"}, nil, func(q *Typed[string]) {
+		{"waits for every held item", []string{"a", "b"}, nil, func(t *testing.T, q *Typed[string]) {
 			q.Done("a")
 			synctest.Wait()
 			q.Done("b")
 		}},
-		{"a later ShutDown ends the wait", []string{"a"}, nil, func(q *Typed[string]) { q.ShutDown() }},
-		{"an add during the drain is dropped", []string{"a"}, nil, func(q *Typed[string]) {
+		{"a later ShutDown ends the wait", []string{"a"}, nil, func(t *testing.T, q *Typed[string]) { q.ShutDown() }},
+		{"an add during the drain is dropped", []string{"a"}, nil, func(t *testing.T, q *Typed[string]) {
 			q.Add("a") // dropped: shutting down
 			q.Done("a")
 		}},
+		{"a Done of an item not held does not count", []string{"a"}, []string{"b"}, func(t *testing.T, q *Typed[string]) {
+			q.Done("b") // queued, not taken
+			q.Done("x") // never added
+			if n := q.processing.Load(); n != 1 {
+				t.Errorf("after Dones of items not held, %d items count as being processed, want 1", n)
+			}
+			q.Done("a")
+			q.Done("a") // a second Done: ignored
+		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				q := NewTyped[string]()
-				defer q.ShutDown()
-				for _, it := range tc.held {
-					q.Add(it)
-					q.Get()
-				}
-				for _, it := range tc.queued {
-					q.Add(it)
-				}
-				returned := make(chan struct{})
-				go func() {
-					q.ShutDownWithDrain()
-					close(returned)
-				}()
-				synctest.Wait()
-				select {
-				case <-returned:
-					if len(tc.held) > 0 {
-						t.Fatal("ShutDownWithDrain returned while items were being processed")
+	modes := []struct {
+		name     string
+		newQueue func() *Typed[string]
+	}{
+		{"default FIFO", NewTyped[string]},
+		{"custom Queue", func() *Typed[string] { return NewTypedWithConfig(TypedQueueConfig[string]{Queue: &lifo{}}) }},
+	}
+	for _, mode := range modes {
+		for _, tc := range cases {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					q := mode.newQueue()
+					defer q.ShutDown()
+					for _, it := range tc.held {
+						q.Add(it)
+						q.Get()
 					}
-				default:
-					if len(tc.held) == 0 {
-						t.Fatal("ShutDownWithDrain waits with nothing being processed")
+					for _, it := range tc.queued {
+						q.Add(it)
 					}
-					tc.finish(q)
-					<-returned
-				}
-				if !q.ShuttingDown() {
-					t.Fatal("ShuttingDown = false after ShutDownWithDrain")
-				}
-				if got := q.Len(); got != len(tc.queued) {
-					t.Fatalf("Len = %d, want the %d queued items", got, len(tc.queued))
-				}
+					returned := make(chan struct{})
+					go func() {
+						q.ShutDownWithDrain()
+						close(returned)
+					}()
+					synctest.Wait()
+					select {
+					case <-returned:
+						if len(tc.held) > 0 {
+							t.Fatal("ShutDownWithDrain returned while items were being processed")
+						}
+					default:
+						if len(tc.held) == 0 {
+							t.Fatal("ShutDownWithDrain waits with nothing being processed")
+						}
+						tc.finish(t, q)
+						<-returned
+					}
+					if !q.ShuttingDown() {
+						t.Fatal("ShuttingDown = false after ShutDownWithDrain")
+					}
+					if got := q.Len(); got != len(tc.queued) {
+						t.Fatalf("Len = %d, want the %d queued items", got, len(tc.queued))
+					}
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -470,5 +491,20 @@ func TestShrinkCap(t *testing.T) {
 				t.Fatalf("shrinkCap = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestItemShardFillsOneCacheLine: the shards are locked from different CPUs, so each must fill
+// a cache line of its own (with one shard's fields spilling into the next, an Add on one CPU
+// and a Done on another would move both lines).
+func TestItemShardFillsOneCacheLine(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the layout is laid out for 64-bit platforms")
+	}
+	if got := unsafe.Sizeof(itemShard[int]{}); got != 64 {
+		t.Errorf("itemShard is %d bytes, want 64", got)
+	}
+	if got := unsafe.Sizeof(itemShard[string]{}); got != 64 {
+		t.Errorf("itemShard[string] is %d bytes, want 64", got)
 	}
 }
