@@ -107,7 +107,13 @@ func main() {
 			continue
 		}
 		results := make([][]testing.BenchmarkResult, len(impls))
+		var c2c []float64 // ns, measured before each round
 		for r := range *flagRounds {
+			rt := coreToCore()
+			c2c = append(c2c, float64(rt.Nanoseconds()))
+			if *flagVerbose {
+				fmt.Fprintf(os.Stderr, "%-52s round %d: core-to-core round trip %v\n", w.id(), r+1, rt)
+			}
 			for k := range impls {
 				i := k
 				if r%2 == 1 {
@@ -117,6 +123,7 @@ func main() {
 			}
 		}
 		rows := summarize(w, impls, results)
+		rows[0].c2c = c2c
 		table = append(table, rows...)
 		for _, r := range rows {
 			fmt.Fprintln(os.Stderr, r.format())

@@ -40,6 +40,9 @@ type row struct {
 	metric   string
 	values   [][]float64 // per implementation, per round
 	ratios   []float64   // values[0][r] / values[1][r]; empty with one implementation
+	// c2c holds the core-to-core round trip (ns) measured before each round (coreToCore); set
+	// on a workload's first row only.
+	c2c []float64
 }
 
 // summarize turns the results of one workload into rows: ns/op, cpu-ns/op, B/op and
@@ -134,7 +137,25 @@ func (r row) format() string {
 		m, sp := medianSpread(vs)
 		s += fmt.Sprintf("  %s ±%.0f%%", fmtValue(m), 100*sp)
 	}
+	if len(r.c2c) > 0 {
+		s += "  c2c " + fmtC2C(r.c2c)
+	}
 	return s
+}
+
+// fmtC2C formats the core-to-core round trips of a workload's rounds: their median, and their
+// range when the slowest is more than 1.5 times the fastest (the rounds did not all run with
+// the CPUs placed alike). "?" stands for a round where it could not be measured.
+func fmtC2C(ns []float64) string {
+	if slices.Contains(ns, 0) {
+		return "?"
+	}
+	m, _ := medianSpread(ns)
+	lo, hi := slices.Min(ns), slices.Max(ns)
+	if hi > 1.5*lo {
+		return fmt.Sprintf("%.0f [%.0f–%.0f]", m, lo, hi)
+	}
+	return fmt.Sprintf("%.0f", m)
 }
 
 func printTable(rows []row, impls []*Impl) {
@@ -146,6 +167,7 @@ func printTable(rows []row, impls []*Impl) {
 	for _, impl := range impls {
 		header += impl.Name + "\tspread\t"
 	}
+	header += "c2c ns\t"
 	fmt.Fprintln(tw, header)
 	for _, r := range rows {
 		line := r.workload + "\t" + r.metric + "\t"
@@ -157,6 +179,10 @@ func printTable(rows []row, impls []*Impl) {
 			m, sp := medianSpread(vs)
 			line += fmtValue(m) + "\t" + fmt.Sprintf("±%.0f%%", 100*sp) + "\t"
 		}
+		if len(r.c2c) > 0 {
+			line += fmtC2C(r.c2c)
+		}
+		line += "\t"
 		fmt.Fprintln(tw, line)
 	}
 	tw.Flush()
@@ -164,6 +190,8 @@ func printTable(rows []row, impls []*Impl) {
 		fmt.Println("\nratio = kcache/client-go per round, median over rounds (lower is better for every metric);")
 		fmt.Println("min–max = the range of the per-round ratios; spread = half the range of an implementation's own")
 		fmt.Println("values over rounds, relative to its median. B/op and allocs/op rows are left out where both are 0.")
+		fmt.Println("c2c ns = the core-to-core round trip of a cache line measured before each round, median [and")
+		fmt.Println("range, when the rounds differed]: contended rows are only comparable between runs at like values.")
 	}
 }
 
