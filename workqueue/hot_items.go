@@ -3,24 +3,27 @@ package workqueue
 import "sync/atomic"
 
 // hotTable is a shard's lock-free index of its hot items: items that keep being added while
-// they wait in the queue. For those, an Add that finds the item still waiting — the usual Add
-// of a busy controller, whose objects change again and again before a worker gets to them —
-// reads the item's slot and returns, writing no shared memory. Without it such an Add takes
-// the shard's lock, and with producers on several CPUs the lock's cache line then moves
-// between them on almost every Add.
+// they wait in the queue or are being processed. For those, an Add that finds the item still
+// waiting — the usual Add of a busy controller, whose objects change again and again before a
+// worker gets to them — or being processed and already due again, reads the item's slot and
+// returns, writing no shared memory. Without it such an Add takes the shard's lock, and with
+// producers on several CPUs the lock's cache line then moves between them on almost every
+// Add; the workers' Dones, which need the same lock, then queue behind the producers.
 //
 // Adds read the table without a lock; everything else happens under the shard's lock. A slot
 // is filled once: its item is written, then its state leaves slotEmpty, and the item is never
 // written again, so a reader that sees a filled slot reads a whole, valid item. After that only
-// the state changes, between slotIdle and slotWaiting, and it is slotWaiting exactly while the
-// item is dirty (waiting in the queue, or marked and about to be queued), the state in which a
-// locked Add is absorbed too. A table is never emptied in place: a rebuild publishes a new
-// table and then sets every slot of the old one to slotIdle, before the shard's lock is
-// released, so an Add that still reads the old table takes the locked path.
+// the state changes: it is slotWaiting exactly while the item is dirty (waiting in the queue,
+// or marked and about to be queued), slotAgain exactly while it is being processed and marked
+// added again (its Done queues it), and slotIdle otherwise: the two states in which a locked
+// Add is absorbed too. A table is never emptied in place: a rebuild publishes a new table and
+// then sets every slot of the old one to slotIdle, before the shard's lock is released, so an
+// Add that still reads the old table takes the locked path.
 //
-// An item is promoted when hotPromoteAfter of its Adds were absorbed under the lock while it
-// stayed among its shard's few latest such items, and while the shard's lock was recently
-// found held by an Add (hotCandidates). A promotion costs about as much as a dozen locked
+// An item is promoted when hotPromoteAfter of its Adds were absorbed under the lock (while it
+// waited, or while it was being processed and already due again) while it stayed among its
+// shard's few latest such items, and while the shard's lock was recently found held by an Add
+// (hotCandidates). A promotion costs about as much as a dozen locked
 // Adds (a slot, the table's growth, a probe at each later Add, Get and Done), and it pays
 // only when Adds of one item come from several CPUs: from one goroutine the shard's cache
 // line stays where it is. A lock found held is the sign of the other. So a queue fed by one
@@ -42,11 +45,12 @@ type hotSlot[T comparable] struct {
 	item  T             // written once, before state leaves slotEmpty
 }
 
-// The states of a hotSlot.
+// The states of a hotSlot. An Add of an item in slotWaiting or slotAgain is absorbed.
 const (
 	slotEmpty   = iota // never filled: ends a probe
-	slotIdle           // a hot item that is not waiting, or a slot of a replaced table
+	slotIdle           // a hot item neither waiting nor due again, or a slot of a replaced table
 	slotWaiting        // a hot item that is dirty
+	slotAgain          // a hot item being processed and added again since its Get: its Done queues it
 )
 
 // hotTag returns bits of hash h that pick neither the shard (the top ones) nor, in a table of
@@ -157,31 +161,33 @@ func (t *hotTable[T]) isWaiting(item T, h uint64) bool {
 	return st == slotWaiting
 }
 
-// setHotWaiting records whether item, if it is hot, is waiting. Called, under the shard lock,
-// wherever the item enters or leaves the shard's dirty set.
-func (q *Typed[T]) setHotWaiting(item T, h uint64, waiting bool) {
+// absorbs reports whether t holds item in a state that absorbs an Add: waiting, or being
+// processed and already added again. It only reads.
+func (t *hotTable[T]) absorbs(item T, h uint64) bool {
+	_, st := t.lookup(item, h)
+	return st == slotWaiting || st == slotAgain
+}
+
+// setHotState sets the state of item, if it is hot. Called, under the shard lock, wherever
+// the item enters or leaves the shard's dirty set, and where it is marked added again while
+// being processed.
+func (q *Typed[T]) setHotState(item T, h uint64, state uint32) {
 	if t := q.hot[h>>shardShift].Load(); t != nil {
 		if s, _ := t.lookup(item, h); s != nil {
-			s.state.Store(stateOf(waiting))
+			s.state.Store(state)
 		}
 	}
 }
 
-func stateOf(waiting bool) uint32 {
-	if waiting {
-		return slotWaiting
-	}
-	return slotIdle
-}
-
-// promote makes item, which is dirty and was just added again, hot, if the shard has room.
-// Under the shard lock sh.
-func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64) {
+// promote makes item hot, in the given state, if the shard has room: an item whose Add was
+// just absorbed, because it is dirty (slotWaiting) or being processed and already added
+// again (slotAgain). Under the shard lock sh.
+func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64, state uint32) {
 	ref := &q.hot[h>>shardShift]
 	t := ref.Load()
 	if t != nil {
 		if s, _ := t.lookup(item, h); s != nil {
-			return // already hot (and waiting): this Add read the state before the item was queued
+			return // already hot, in this state: this Add read it before it was set
 		}
 	}
 	if t == nil || 2*(t.n+1) > len(t.slots) {
@@ -190,7 +196,7 @@ func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64) {
 		}
 		t = q.rebuildHot(sh, ref, t, false)
 	}
-	t.insert(item, h, slotWaiting)
+	t.insert(item, h, state)
 }
 
 // rebuildHot publishes in ref a new table holding items of old (which may be nil), with room
@@ -200,7 +206,7 @@ func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64) {
 func (q *Typed[T]) rebuildHot(sh *itemShard[T], ref *atomic.Pointer[hotTable[T]], old *hotTable[T], prune bool) *hotTable[T] {
 	keep := func(s *hotSlot[T]) bool {
 		switch s.state.Load() {
-		case slotWaiting:
+		case slotWaiting, slotAgain:
 			return true
 		case slotIdle:
 			return !prune || sh.isProcessing(s.item)

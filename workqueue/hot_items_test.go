@@ -20,7 +20,8 @@ func sameShardInts(n int) []int {
 }
 
 // checkHotInvariant fails unless every item of every current hot table is waiting exactly
-// when it is dirty, tables are at most half full and hold each item once.
+// when it is dirty and due again exactly when it is being processed and was added again,
+// tables are at most half full and hold each item once.
 func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 	t.Helper()
 	for i := range q.hot {
@@ -44,6 +45,10 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 			seen[s.item] = true
 			if got, want := st == slotWaiting, sh.isDirty(s.item); got != want {
 				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, s.item, got, want)
+			}
+			_, again := sh.addedAgain[s.item]
+			if got, want := st == slotAgain, sh.isProcessing(s.item) && again; got != want {
+				t.Fatalf("step %d: hot item %v due again = %v, processing and added again = %v", step, s.item, got, want)
 			}
 			if found, _ := tab.lookup(s.item, itemHash(q.seed, s.item)); found != s {
 				t.Fatalf("step %d: hot item %v not found by lookup", step, s.item)
@@ -80,6 +85,26 @@ func makeHot[T comparable](t *testing.T, q *Typed[T], item T) {
 	}
 }
 
+// addWithShardLocked adds item, hot and in a state that absorbs an Add, while its shard sh is
+// locked: the Add must return without waiting for the lock.
+func addWithShardLocked[T comparable](t *testing.T, q *Typed[T], sh *itemShard[T], item T, state string) {
+	t.Helper()
+	sh.mu.Lock()
+	done := make(chan struct{})
+	go func() {
+		q.Add(item)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // only reached on failure
+		sh.mu.Unlock()
+		<-done
+		t.Fatalf("an Add of a %s hot item waited for the shard lock", state)
+	}
+	sh.mu.Unlock()
+}
+
 // hotCount returns the number of entries in item's shard's hot table.
 func hotCount[T comparable](q *Typed[T], item T) int {
 	if tab := q.hot[itemHash(q.seed, item)>>shardShift].Load(); tab != nil {
@@ -105,20 +130,7 @@ func testHotItem[T comparable](t *testing.T, item T) {
 	makeHot(t, q, item)
 
 	// With the shard locked, an Add of the waiting hot item still returns.
-	sh.mu.Lock()
-	done := make(chan struct{})
-	go func() {
-		q.Add(item)
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second): // only reached on failure
-		sh.mu.Unlock()
-		<-done
-		t.Fatal("an Add of a waiting hot item waited for the shard lock")
-	}
-	sh.mu.Unlock()
+	addWithShardLocked(t, q, sh, item, "waiting")
 	if n := q.Len(); n != 1 {
 		t.Fatalf("Len = %d after Adds of one item, want 1", n)
 	}
@@ -131,6 +143,11 @@ func testHotItem[T comparable](t *testing.T, item T) {
 	if q.Len() != 0 || q.isWaiting(item, h) {
 		t.Fatal("an Add during processing queued the item or marked it waiting")
 	}
+	if _, st := q.hot[h>>shardShift].Load().lookup(item, h); st != slotAgain {
+		t.Fatalf("hot item added again during its processing is in state %d, want slotAgain", st)
+	}
+	// It is due again: a further Add returns without the lock, and changes nothing.
+	addWithShardLocked(t, q, sh, item, "due again")
 	q.Done(item)
 	if q.Len() != 1 || !q.isWaiting(item, h) {
 		t.Fatal("Done did not queue the item added during its processing, or it is not waiting")
@@ -229,10 +246,10 @@ func TestHotTableLookup(t *testing.T) {
 			// Hashes that all start at the last slot, to wrap around and collide.
 			h := uint64(len(tab.slots) - 1)
 			for i := range n + 1 {
-				tab.insert(i, h, stateOf(i%2 == 0))
+				tab.insert(i, h, []uint32{slotIdle, slotWaiting}[1-i%2])
 			}
 			for i := range n + 1 {
-				if s, st := tab.lookup(i, h); s == nil || s.item != i || st != stateOf(i%2 == 0) {
+				if s, st := tab.lookup(i, h); s == nil || s.item != i || st != []uint32{slotIdle, slotWaiting}[1-i%2] {
 					t.Fatalf("item %d: lookup = %v, state %d", i, s, st)
 				}
 			}
@@ -385,4 +402,40 @@ func TestHotTableRebuildRetiresOld(t *testing.T) {
 		t.Fatal("the current table does not report the item waiting")
 	}
 	checkHotInvariant(t, q, 0)
+}
+
+// TestHotPromotedWhileProcessing: an item added again and again while a worker holds it is
+// promoted as due again, so that producers stop taking the shard lock the worker's Done
+// needs; its Done queues it once, and it is then waiting.
+func TestHotPromotedWhileProcessing(t *testing.T) {
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	item := 7
+	sh, h := q.shard(item)
+	q.Add(item)
+	if got, _ := q.Get(); got != item {
+		t.Fatalf("Get = %d, want %d", got, item)
+	}
+	warm(q, item)
+	q.Add(item) // marks it added again
+	for i := range hotPromoteAfter {
+		if hotCount(q, item) != 0 {
+			t.Fatalf("item hot after %d absorbed Adds, want %d", i, hotPromoteAfter)
+		}
+		q.Add(item)
+	}
+	tab := q.hot[h>>shardShift].Load()
+	if tab == nil {
+		t.Fatal("no hot table after the absorbed Adds")
+	}
+	if _, st := tab.lookup(item, h); st != slotAgain {
+		t.Fatalf("promoted item in state %d, want slotAgain", st)
+	}
+	addWithShardLocked(t, q, sh, item, "due again")
+	checkHotInvariant(t, q, 0)
+	q.Done(item)
+	if q.Len() != 1 || !q.isWaiting(item, h) {
+		t.Fatalf("after Done: Len %d, waiting %v; want the item queued once", q.Len(), q.isWaiting(item, h))
+	}
+	checkHotInvariant(t, q, 1)
 }

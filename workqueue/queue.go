@@ -250,8 +250,8 @@ func (q *Typed[T]) Add(item T) {
 		return
 	}
 	sh, h := q.shard(item)
-	if t := q.hot[h>>shardShift].Load(); t != nil && t.isWaiting(item, h) {
-		return // a hot item still waiting: absorbed without the lock
+	if t := q.hot[h>>shardShift].Load(); t != nil && t.absorbs(item, h) {
+		return // a hot item still waiting, or to be queued by its Done: absorbed without the lock
 	}
 	if !sh.mu.TryLock() {
 		sh.mu.Lock()
@@ -276,7 +276,7 @@ func (q *Typed[T]) Add(item T) {
 		q.mu.Unlock()
 		sh.mu.Lock()
 		sh.abandonDirty(item)
-		q.setHotWaiting(item, h, false)
+		q.setHotState(item, h, slotIdle)
 		sh.mu.Unlock()
 		return
 	}
@@ -294,28 +294,36 @@ func (q *Typed[T]) Add(item T) {
 // must queue it now (and count it).
 func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting, readded bool) {
 	if sh.isDirty(item) {
-		// A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
-		if c := &q.candidates[h>>shardShift]; c.heat != 0 && !q.locked && c.absorbed(h) {
-			q.promote(sh, item, h)
-		}
+		q.absorbedLocked(sh, item, h, slotWaiting)
 		return false, true, false
 	}
 	if sh.isProcessing(item) {
 		if sh.markAddedAgain(item) { // its Done queues it
+			q.setHotState(item, h, slotAgain)
 			q.metrics.addTime(sh.met, item, false)
 			return false, false, true
 		}
+		q.absorbedLocked(sh, item, h, slotAgain)
 		return false, false, false
 	}
 	q.addDirty(sh, item, h)
 	return true, false, false
 }
 
+// absorbedLocked records an Add of item, of hash h, absorbed under its shard's lock, which
+// may promote the item (see hotCandidates); state is the item's hot state (slotWaiting or
+// slotAgain). A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
+func (q *Typed[T]) absorbedLocked(sh *itemShard[T], item T, h uint64, state uint32) {
+	if c := &q.candidates[h>>shardShift]; c.heat != 0 && !q.locked && c.absorbed(h) {
+		q.promote(sh, item, h, state)
+	}
+}
+
 // addDirty marks item, of hash h, which is neither waiting nor being processed, as waiting.
 // Under its shard's guard.
 func (q *Typed[T]) addDirty(sh *itemShard[T], item T, h uint64) {
 	sh.addDirty(item)
-	q.setHotWaiting(item, h, true)
+	q.setHotState(item, h, slotWaiting)
 }
 
 func (q *Typed[T]) addLocked(item T) *waiter[T] {
@@ -394,7 +402,7 @@ func (q *Typed[T]) startProcessing(item T, start time.Time) {
 // guard.
 func (q *Typed[T]) moveToProcessing(sh *itemShard[T], item T, h uint64) {
 	sh.startProcessing(item)
-	q.setHotWaiting(item, h, false)
+	q.setHotState(item, h, slotIdle)
 	if len(sh.dirty) == 0 {
 		q.pruneHot(sh, h)
 	}
