@@ -21,14 +21,22 @@ func init() {
 				group: "workqueue",
 				name:  fmt.Sprintf("AddGetDone/workers=%d/%s", p, kind),
 				doc:   "p producers Add b.N items, p workers Get and Done them; unique items are all different (every Add queues one); with duplicates every producer cycles through the same 64 items from its own offset",
-				run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewQueue(), p, dup) },
+				run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewQueue(), p, dup, 0) },
 			})
+			if dup && p <= 4 {
+				register(workload{
+					group: "workqueue",
+					name:  fmt.Sprintf("AddGetDone/workers=%d/duplicates/work=2µs", p),
+					doc:   "the same, with workers that spend 2µs on each item, as a cheap reconcile would: the workers fall behind and nearly every Add finds its item waiting",
+					run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewQueue(), p, dup, 2*time.Microsecond) },
+				})
+			}
 			if p == 4 {
 				register(workload{
 					group: "workqueue",
 					name:  fmt.Sprintf("AddGetDone/workers=%d/%s/metrics", p, kind),
 					doc:   "the same with a named queue whose metrics go to a provider of atomic metrics",
-					run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewMeteredQueue(), p, dup) },
+					run:   func(b *testing.B, impl *Impl) { benchAddGetDone(b, impl.NewMeteredQueue(), p, dup, 0) },
 				})
 			}
 		}
@@ -86,9 +94,10 @@ func init() {
 	})
 }
 
-// benchAddGetDone: one op is one Add. p producers share b.N adds; p workers Get and Done until
-// the queue is shut down and empty.
-func benchAddGetDone(b *testing.B, q Queue, p int, dup bool) {
+// benchAddGetDone: one op is one Add. p producers share b.N adds; p workers Get, spend work
+// on each item (spinning: a sleep would hand the CPU to the producers) and Done it, until the
+// queue is shut down and empty.
+func benchAddGetDone(b *testing.B, q Queue, p int, dup bool, work time.Duration) {
 	var workers sync.WaitGroup
 	var processed atomic.Int64
 	for range p {
@@ -101,6 +110,10 @@ func benchAddGetDone(b *testing.B, q Queue, p int, dup bool) {
 					return
 				}
 				n++
+				if work > 0 {
+					for start := time.Now(); time.Since(start) < work; {
+					}
+				}
 				q.Done(item)
 			}
 		})
