@@ -186,8 +186,9 @@ type waiter[T any] struct {
 // objects are made under mu, as client-go makes them under its lock, so they come one at a
 // time and in each item's order (a lock of their own, taken three times per item, was the
 // next lock for every goroutine to queue on). An item that keeps being added while it
-// waits becomes hot (see hotTable): from then on an Add that finds it still waiting takes no
-// lock at all and writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
+// waits, or while it is processed, becomes hot (see hotTable): from then on an Add that finds
+// it still waiting, or being processed and already due again, takes no lock at all and
+// writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
 // mode: every operation runs under mu, as before, and no item becomes hot.
 type Typed[T comparable] struct {
 	queue   Queue[T]
