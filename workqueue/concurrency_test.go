@@ -313,8 +313,8 @@ func TestAddRacingShutDown(t *testing.T) {
 				}
 				q.mu.Lock()
 				for i := range q.shards {
-					if n := len(q.shards[i].dirty); n != 0 {
-						t.Fatalf("round %d: shard %d still marks %d items dirty after %d were handed out", round, i, n, got)
+					if n := len(q.shards[i].items); n != 0 {
+						t.Fatalf("round %d: shard %d still holds %d item states after %d items were handed out and done", round, i, n, got)
 					}
 				}
 				q.mu.Unlock()

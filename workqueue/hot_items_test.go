@@ -46,8 +46,7 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 			if got, want := st == slotWaiting, sh.isDirty(s.item); got != want {
 				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, s.item, got, want)
 			}
-			_, again := sh.addedAgain[s.item]
-			if got, want := st == slotAgain, sh.isProcessing(s.item) && again; got != want {
+			if got, want := st == slotAgain, sh.state(s.item) == stateAgain; got != want {
 				t.Fatalf("step %d: hot item %v due again = %v, processing and added again = %v", step, s.item, got, want)
 			}
 			if found, _ := tab.lookup(s.item, itemHash(q.seed, s.item)); found != s {

@@ -294,12 +294,12 @@ func (q *Typed[T]) Add(item T) {
 // the queue's lock); otherwise the item is marked dirty and queue reports that the caller
 // must queue it now (and count it).
 func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting, readded bool) {
-	if sh.isDirty(item) {
+	switch st := sh.state(item); st {
+	case stateWaiting:
 		q.absorbedLocked(sh, item, h, slotWaiting)
 		return false, true, false
-	}
-	if sh.isProcessing(item) {
-		if sh.markAddedAgain(item) { // its Done queues it
+	case stateProcessing, stateAgain:
+		if sh.markAddedAgain(item, st) { // its Done queues it
 			q.setHotState(item, h, slotAgain)
 			q.metrics.addTime(sh.met, item, false)
 			return false, false, true
@@ -404,7 +404,7 @@ func (q *Typed[T]) startProcessing(item T, start time.Time) {
 func (q *Typed[T]) moveToProcessing(sh *itemShard[T], item T, h uint64) {
 	sh.startProcessing(item)
 	q.setHotState(item, h, slotIdle)
-	if len(sh.dirty) == 0 {
+	if sh.waiting == 0 {
 		q.pruneHot(sh, h)
 	}
 }
@@ -430,9 +430,10 @@ func (q *Typed[T]) Done(item T) {
 	took, ran := q.metrics.endRun(sh.met, item)
 	var w *waiter[T]
 	if addedAgain {
-		// As in Add: marked dirty, then queued after the shard lock is released. Done queues
-		// it even while shutting down, as client-go does, so that it can still be drained.
-		q.addDirty(sh, item, h)
+		// As in Add: marked dirty (by endProcessing), then queued after the shard lock is
+		// released. Done queues it even while shutting down, as client-go does, so that it can
+		// still be drained.
+		q.setHotState(item, h, slotWaiting)
 		added := q.metrics.takeAddTime(sh.met, item)
 		sh.mu.Unlock()
 		q.mu.Lock()
@@ -469,7 +470,7 @@ func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	q.processing.Add(-1)
 	var w *waiter[T]
 	if addedAgain {
-		q.addDirty(sh, item, h)
+		q.setHotState(item, h, slotWaiting)
 		w = q.pushLocked(item, noTime) // a custom Queue: the add time stays in the map
 	}
 	q.releaseDrainLocked()

@@ -397,8 +397,8 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 			}
 			q := NewTypedWithConfig(cfg)
 			defer q.ShutDown()
-			// burst adds n items and takes every one before any is done, so that both the
-			// dirty and the processing sets hold the whole burst.
+			// burst adds n items and takes every one before any is done, so that the shards'
+			// maps hold the whole burst.
 			burst := func(n int) {
 				for i := range n {
 					q.Add(i)
@@ -412,31 +412,28 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 					q.Done(item)
 				}
 			}
-			// allocated reports how many shards hold a dirty and a processing map.
-			allocated := func() (dirty, processing int) {
+			// allocated reports how many shards hold a map of item states.
+			allocated := func() (maps int) {
 				q.mu.Lock()
 				defer q.mu.Unlock()
 				for i := range q.shards {
-					if q.shards[i].dirty != nil {
-						dirty++
-					}
-					if q.shards[i].processing != nil {
-						processing++
+					if q.shards[i].items != nil {
+						maps++
 					}
 				}
-				return dirty, processing
+				return maps
 			}
 			// 8 times the threshold spreads well over shardShrinkThreshold items per shard.
 			big := 8 * shrinkThreshold
 			for round := range 2 {
 				burst(big)
-				if d, p := allocated(); d != itemShardCount || p != itemShardCount {
-					t.Fatalf("round %d: after a burst like the last, %d dirty and %d processing maps of %d kept", round, d, p, itemShardCount)
+				if n := allocated(); n != itemShardCount {
+					t.Fatalf("round %d: after a burst like the last, %d maps of %d kept", round, n, itemShardCount)
 				}
 			}
 			burst(big / 16) // under a quarter of the peak in every shard
-			if d, p := allocated(); d != 0 || p != 0 {
-				t.Fatalf("after a small burst, %d dirty and %d processing maps kept, want none", d, p)
+			if n := allocated(); n != 0 {
+				t.Fatalf("after a small burst, %d maps kept, want none", n)
 			}
 		})
 	}
