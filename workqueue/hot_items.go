@@ -31,7 +31,7 @@ import "sync/atomic"
 // items are each added two or three times while they wait (an add and an update or two
 // before a worker gets to them); an item that producers on several CPUs keep adding is
 // promoted within a few Adds. A shard holds at most hotMaxEntries hot items. The slots of idle
-// items are dropped once the shard's waiting set empties, except in the smallest table, which
+// items are dropped once no item of the shard is waiting, except in the smallest table, which
 // keeps up to hotSmallEntries of them so that a queue cycling through a few keys does not
 // rebuild its table every cycle.
 type hotTable[T comparable] struct {
@@ -169,7 +169,7 @@ func (t *hotTable[T]) absorbs(item T, h uint64) bool {
 }
 
 // setHotState sets the state of item, if it is hot. Called, under the shard lock, wherever
-// the item enters or leaves the shard's dirty set, and where it is marked added again while
+// the item starts or stops waiting, and where it is marked added again while
 // being processed.
 func (q *Typed[T]) setHotState(item T, h uint64, state uint32) {
 	if t := q.hot[h>>shardShift].Load(); t != nil {
@@ -192,7 +192,7 @@ func (q *Typed[T]) promote(sh *itemShard[T], item T, h uint64, state uint32) {
 	}
 	if t == nil || 2*(t.n+1) > len(t.slots) {
 		if t != nil && t.n >= hotMaxEntries {
-			return // full: idle items go when the shard's waiting set empties (pruneHot)
+			return // full: idle items go when no item of the shard is waiting (pruneHot)
 		}
 		t = q.rebuildHot(sh, ref, t, false)
 	}
@@ -247,7 +247,7 @@ func (q *Typed[T]) rebuildHot(sh *itemShard[T], ref *atomic.Pointer[hotTable[T]]
 	return t
 }
 
-// pruneHot drops the slots of idle items once the shard's dirty set has emptied, unless the
+// pruneHot drops the slots of idle items once no item of the shard is waiting, unless the
 // table is the smallest one. Under the shard lock sh.
 func (q *Typed[T]) pruneHot(sh *itemShard[T], h uint64) {
 	ref := &q.hot[h>>shardShift]
