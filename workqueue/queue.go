@@ -196,7 +196,13 @@ type Typed[T comparable] struct {
 	clock   clock.WithTicker
 	metrics *queueMetrics[T] // nil when nothing is recorded
 	locked  bool             // a custom Queue: every operation holds mu; shard locks are not used
-	seed    maphash.Seed
+	// down mirrors shuttingDown for lock-free reads; draining is set by ShutDownWithDrain.
+	// Every Add reads down and every Done draining: they sit with the fields that are only
+	// read, away from the lines that change under mu (next to processing, every Add had to
+	// fetch the line each Get and Done had just written).
+	down     atomic.Bool
+	draining atomic.Bool
+	seed     maphash.Seed
 
 	// hot holds each shard's table of hot items (see hotTable), apart from the shards: Adds
 	// read it without a lock while the shards' cache lines are written.
@@ -220,9 +226,6 @@ type Typed[T comparable] struct {
 	// processing counts the items between Get and Done. It is raised under mu; Done lowers it
 	// without mu and takes mu only when a drain waits (draining).
 	processing atomic.Int64
-	draining   atomic.Bool
-	// down mirrors shuttingDown for lock-free reads.
-	down atomic.Bool
 
 	waiterPool sync.Pool // of *waiter[T]; per queue so that channels stay in one synctest bubble
 	stopCh     chan struct{}
