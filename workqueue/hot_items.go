@@ -148,19 +148,6 @@ func newHotTable[T comparable](n int) *hotTable[T] {
 	return &hotTable[T]{slots: make([]hotSlot[T], size)}
 }
 
-// isWaiting reports, without a lock, whether item is a hot item that is waiting in the queue.
-// false means only that the caller must take the shard's lock and look.
-func (q *Typed[T]) isWaiting(item T, h uint64) bool {
-	t := q.hot[h>>shardShift].Load()
-	return t != nil && t.isWaiting(item, h)
-}
-
-// isWaiting reports whether t holds item as waiting. It only reads.
-func (t *hotTable[T]) isWaiting(item T, h uint64) bool {
-	_, st := t.lookup(item, h)
-	return st == slotWaiting
-}
-
 // absorbs reports whether t holds item in a state that absorbs an Add: waiting, or being
 // processed and already added again. It only reads.
 func (t *hotTable[T]) absorbs(item T, h uint64) bool {

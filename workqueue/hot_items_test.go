@@ -43,7 +43,7 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 				t.Fatalf("step %d: item %v twice in shard %d's hot table", step, s.item, i)
 			}
 			seen[s.item] = true
-			if got, want := st == slotWaiting, sh.isDirty(s.item); got != want {
+			if got, want := st == slotWaiting, sh.state(s.item) == stateWaiting; got != want {
 				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, s.item, got, want)
 			}
 			if got, want := st == slotAgain, sh.state(s.item) == stateAgain; got != want {
@@ -57,6 +57,16 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 			t.Fatalf("step %d: shard %d table has %d filled slots of %d, n = %d", step, i, filled, len(tab.slots), tab.n)
 		}
 	}
+}
+
+// isWaiting reports, without a lock, whether item is a hot item in slotWaiting.
+func (q *Typed[T]) isWaiting(item T, h uint64) bool {
+	t := q.hot[h>>shardShift].Load()
+	if t == nil {
+		return false
+	}
+	_, st := t.lookup(item, h)
+	return st == slotWaiting
 }
 
 // warm records, as an Add that found the lock held would, that item's shard is contended.

@@ -103,11 +103,6 @@ func (s *itemShard[T]) addDirty(item T) {
 	s.size.grew(len(s.items))
 }
 
-// isDirty reports whether item is waiting in the queue.
-func (s *itemShard[T]) isDirty(item T) bool {
-	return s.items[item] == stateWaiting
-}
-
 // isProcessing reports whether item is being processed.
 func (s *itemShard[T]) isProcessing(item T) bool {
 	st := s.items[item]
