@@ -313,7 +313,7 @@ func TestAddRacingShutDown(t *testing.T) {
 				}
 				q.mu.Lock()
 				for i := range q.shards {
-					if n := len(q.shards[i].items); n != 0 {
+					if n := q.shards[i].items.n; n != 0 {
 						t.Fatalf("round %d: shard %d still holds %d item states after %d items were handed out and done", round, i, n, got)
 					}
 				}

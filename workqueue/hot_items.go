@@ -196,7 +196,7 @@ func (q *Typed[T]) rebuildHot(sh *itemShard[T], ref *atomic.Pointer[hotTable[T]]
 		case slotWaiting, slotAgain:
 			return true
 		case slotIdle:
-			return !prune || sh.isProcessing(s.item)
+			return !prune || sh.isProcessing(s.item, itemHash(q.seed, s.item))
 		}
 		return false
 	}

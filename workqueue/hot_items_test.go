@@ -43,10 +43,10 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 				t.Fatalf("step %d: item %v twice in shard %d's hot table", step, s.item, i)
 			}
 			seen[s.item] = true
-			if got, want := st == slotWaiting, sh.state(s.item) == stateWaiting; got != want {
+			if got, want := st == slotWaiting, sh.state(s.item, itemHash(q.seed, s.item)) == stateWaiting; got != want {
 				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, s.item, got, want)
 			}
-			if got, want := st == slotAgain, sh.state(s.item) == stateAgain; got != want {
+			if got, want := st == slotAgain, sh.state(s.item, itemHash(q.seed, s.item)) == stateAgain; got != want {
 				t.Fatalf("step %d: hot item %v due again = %v, processing and added again = %v", step, s.item, got, want)
 			}
 			if found, _ := tab.lookup(s.item, itemHash(q.seed, s.item)); found != s {

@@ -11,9 +11,9 @@ import (
 // queue costs about 2 KB.
 const itemShardCount = 32
 
-// shardShrinkThreshold is the size above which an emptied shard map may be dropped (setSize).
-// Across all shards a queue always keeps maps for up to 4096 items; lower, and a queue that
-// drains often keeps reallocating its maps.
+// shardShrinkThreshold is the size above which an emptied shard table may drop its slots
+// (setSize). Across all shards a queue always keeps tables for up to 4096 items; lower, and a
+// queue that drains often keeps reallocating them.
 const shardShrinkThreshold = shrinkThreshold / 8
 
 // itemShard holds the states of the items that hash to it. Its lock is the only one an Add of
@@ -22,26 +22,25 @@ const shardShrinkThreshold = shrinkThreshold / 8
 //
 // An item is waiting when it has been added and not yet taken by Get since, and processing
 // between Get and Done; a processing item can also be due again, added again since its Get.
-// The states live in one map, items, whose entry is the item's state: an Add of an item reads
+// The states live in one table, items, whose entry is the item's state: an Add of an item reads
 // it once (and, for a new item, inserts it), a Get rewrites the entry in place, a Done reads
-// and deletes it or rewrites it. One map instead of separate sets (client-go's dirty and
+// and deletes it or rewrites it. One table instead of separate sets (client-go's dirty and
 // processing) means fewer probes per item, fewer cache lines for an Add on one CPU and the
-// Get on another to move between them, and no second entry for an item being processed: a
-// queue of 100k string keys all taken by workers holds 54 bytes per item with the sets and 19
-// with the one map. The state byte costs no memory: a map slot whose value is struct{} is
-// padded to the same size.
+// Get on another to move between them, and no second entry for an item being processed. The
+// table's header shares the lock's cache line (see stateTable).
 type itemShard[T comparable] struct {
 	// mu guards the fields below, unless the queue runs in locked mode (see Typed.locked),
 	// where the queue's own lock guards every shard and mu is not used.
 	mu      sync.Mutex
-	items   map[T]itemState // the states of this shard's items that are waiting or processing; nil until needed
+	items   stateTable[T]   // the states of this shard's items that are waiting or processing
 	waiting int             // the items of this shard in stateWaiting
 	size    setSize         // of items
 	met     *itemMetrics[T] // the metrics' bookkeeping of this shard's items; nil without metrics
-	_       [64 - 40]byte   // one cache line per shard: shards are locked from different CPUs
+	// 64 bytes on 64-bit platforms: one cache line per shard, as shards are locked from
+	// different CPUs (TestItemShardFillsOneCacheLine).
 }
 
-// itemState is the state of an item in its shard; an item in none is absent from the map.
+// itemState is the state of an item in its shard; an item in none is absent from the table.
 type itemState uint8
 
 const (
@@ -50,21 +49,21 @@ const (
 	stateAgain                           // processing, and added again since its Get: its Done queues it
 )
 
-// setSize tracks the sizes a Go map reached, which decide when to drop it: Go maps never
-// shrink, so a set that a burst made large keeps the burst's memory until it is replaced.
-// Replacing it at the end of every burst costs its growth again at the next one: at 64k items
-// a burst, a third of the queue's time. So a set that has emptied is kept if the burst just
-// ended was as large as the set has ever been (bursts of that size recur), and dropped once
-// a burst ends that needed less than a quarter of it. Memory stays within four times what
-// the last burst needed (or shardShrinkThreshold), plus one burst's worth between a large
-// burst and the end of the next one.
+// setSize tracks the sizes a shard's table reached, which decide when to drop its slots: a
+// table that a burst made large would otherwise keep the burst's memory. Dropping it at the
+// end of every burst costs its growth again at the next one: at 64k items a burst, a third of
+// the queue's time. So a table that has emptied is kept if the burst just ended was as large
+// as the table has ever been (bursts of that size recur), and dropped once a burst ends that
+// needed less than a quarter of it. Memory stays within four times what the last burst needed
+// (or shardShrinkThreshold), plus one burst's worth between a large burst and the end of the
+// next one.
 type setSize struct {
-	peak  int32 // largest len since the map was allocated
-	burst int32 // largest len since the set was last empty
+	peak  int32 // largest size since the slots were allocated
+	burst int32 // largest size since the table was last empty
 }
 
-// grew records the set's length after an insert. Sizes are tracked only once the set has
-// passed shardShrinkThreshold: a smaller set is never dropped.
+// grew records the table's size after an insert. Sizes are tracked only once the table has
+// passed shardShrinkThreshold: a smaller table is never dropped.
 func (z *setSize) grew(n int) {
 	if n <= shardShrinkThreshold && z.peak <= shardShrinkThreshold {
 		return
@@ -74,8 +73,8 @@ func (z *setSize) grew(n int) {
 	z.burst = max(z.burst, n32)
 }
 
-// emptied reports, for a set that has just become empty, whether to drop its map, and starts
-// a new burst.
+// emptied reports, for a table that has just become empty, whether to drop its slots, and
+// starts a new burst.
 func (z *setSize) emptied() (drop bool) {
 	if z.peak <= shardShrinkThreshold {
 		return false
@@ -88,53 +87,51 @@ func (z *setSize) emptied() (drop bool) {
 	return drop
 }
 
-// state returns item's state, or 0 if it is neither waiting nor being processed.
-func (s *itemShard[T]) state(item T) itemState {
-	return s.items[item]
+// state returns item's state, or 0 if it is neither waiting nor being processed. h is the
+// item's hash (itemHash), as for every method below.
+func (s *itemShard[T]) state(item T, h uint64) itemState {
+	return s.items.get(item, h)
 }
 
 // addDirty marks item, which is neither waiting nor being processed, as waiting in the queue.
-func (s *itemShard[T]) addDirty(item T) {
-	if s.items == nil {
-		s.items = make(map[T]itemState)
-	}
-	s.items[item] = stateWaiting
+func (s *itemShard[T]) addDirty(item T, h uint64) {
+	s.items.insert(item, h, stateWaiting)
 	s.waiting++
-	s.size.grew(len(s.items))
+	s.size.grew(s.items.n)
 }
 
 // isProcessing reports whether item is being processed.
-func (s *itemShard[T]) isProcessing(item T) bool {
-	st := s.items[item]
+func (s *itemShard[T]) isProcessing(item T, h uint64) bool {
+	st := s.items.get(item, h)
 	return st == stateProcessing || st == stateAgain
 }
 
 // markAddedAgain records that item, which is being processed (in state st), was added again;
 // it reports false if that was already recorded.
-func (s *itemShard[T]) markAddedAgain(item T, st itemState) bool {
+func (s *itemShard[T]) markAddedAgain(item T, h uint64, st itemState) bool {
 	if st == stateAgain {
 		return false
 	}
-	s.items[item] = stateAgain
+	s.items.set(item, h, stateAgain)
 	return true
 }
 
 // startProcessing moves item from waiting to being processed.
-func (s *itemShard[T]) startProcessing(item T) {
-	s.items[item] = stateProcessing
+func (s *itemShard[T]) startProcessing(item T, h uint64) {
+	s.items.set(item, h, stateProcessing)
 	s.waiting--
 }
 
 // endProcessing ends the processing of item and reports whether it was being processed (ok)
 // and whether it was added again meanwhile, in which case it is waiting again (the caller
-// queues it). A map that empties may be dropped to give a burst's memory back (setSize).
-func (s *itemShard[T]) endProcessing(item T) (addedAgain, ok bool) {
-	switch s.items[item] {
+// queues it). A table that empties may drop its slots to give a burst's memory back (setSize).
+func (s *itemShard[T]) endProcessing(item T, h uint64) (addedAgain, ok bool) {
+	switch s.items.get(item, h) {
 	case stateProcessing:
-		s.forget(item)
+		s.forget(item, h)
 		return false, true
 	case stateAgain:
-		s.items[item] = stateWaiting
+		s.items.set(item, h, stateWaiting)
 		s.waiting++
 		return true, true
 	}
@@ -142,16 +139,16 @@ func (s *itemShard[T]) endProcessing(item T) (addedAgain, ok bool) {
 }
 
 // abandonDirty forgets item, marked waiting by addDirty, when it could not be queued after all.
-func (s *itemShard[T]) abandonDirty(item T) {
+func (s *itemShard[T]) abandonDirty(item T, h uint64) {
 	s.waiting--
-	s.forget(item)
+	s.forget(item, h)
 }
 
-// forget removes item, dropping the map if setSize says so once it is empty.
-func (s *itemShard[T]) forget(item T) {
-	delete(s.items, item)
-	if len(s.items) == 0 && s.size.emptied() {
-		s.items = nil
+// forget removes item, dropping the table's slots if setSize says so once it is empty.
+func (s *itemShard[T]) forget(item T, h uint64) {
+	s.items.remove(item, h)
+	if s.items.n == 0 && s.size.emptied() {
+		s.items.drop()
 	}
 }
 

@@ -171,25 +171,24 @@ type waiter[T any] struct {
 // plus the cost of the Queue.
 //
 // Locking. With the default FIFO, an item's state (dirty, processing) lives in one of
-// itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders the
-// FIFO and the blocked Gets. An Add of an item that is already queued and a Done of an item
-// that was not added again take only their shard's lock; to queue an item, Add (or Done) marks
-// it dirty under its shard's lock, releases that, and pushes it under mu, so no two locks are
-// ever held together and a worker that takes the item at once does not find its shard locked.
-// Until the push the item is dirty but not queued, which only another Add can see (and is
-// absorbed by, as it would be a moment later); Get, ShutDown and Done reach only queued or
-// processing items. No map is read or written under mu. One lock for everything made every Add, Get and Done
-// queue behind every other: with 4–16 producers and workers on a few CPUs, Go's mutex then
-// falls into its starvation mode (FIFO hand-over, a goroutine switch per Unlock), and the queue
-// alternated between that and normal mode from run to run. The metrics' per-item bookkeeping
-// (add times, running items) lives in the shards, under their locks; the calls into the metric
-// objects are made under mu, as client-go makes them under its lock, so they come one at a
-// time and in each item's order (a lock of their own, taken three times per item, was the
-// next lock for every goroutine to queue on). An item that keeps being added while it
-// waits, or while it is processed, becomes hot (see hotTable): from then on an Add that finds
-// it still waiting, or being processed and already due again, takes no lock at all and
-// writes nothing. A custom Queue, whose Touch must see every re-Add, puts the queue in locked
-// mode: every operation runs under mu, as before, and no item becomes hot.
+// itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders the FIFO
+// and the blocked Gets. An Add of an item that is already queued and a Done of an item that was not
+// added again take only their shard's lock; to queue an item, Add (or Done) marks it dirty under
+// its shard's lock, releases that, and pushes it under mu, so no two locks are ever held together
+// and a worker that takes the item at once does not find its shard locked. Until the push the item
+// is dirty but not queued, which only another Add can see (and is absorbed by, as it would be a
+// moment later); Get, ShutDown and Done reach only queued or processing items. No item state is
+// read or written under mu. One lock for everything made every Add, Get and Done queue behind every
+// other: with 4–16 producers and workers on a few CPUs, Go's mutex then falls into its starvation
+// mode (FIFO hand-over, a goroutine switch per Unlock), and the queue alternated between that and
+// normal mode from run to run. The metrics' per-item bookkeeping (add times, running items) lives
+// in the shards, under their locks; the calls into the metric objects are made under mu, as
+// client-go makes them under its lock, so they come one at a time and in each item's order (a lock
+// of their own, taken three times per item, was the next lock for every goroutine to queue on). An
+// item that keeps being added while it waits, or while it is processed, becomes hot (see hotTable):
+// from then on an Add that finds it still waiting, or being processed and already due again, takes
+// no lock at all and writes nothing. A custom Queue, whose Touch must see every re-Add, puts the
+// queue in locked mode: every operation runs under mu, as before, and no item becomes hot.
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
@@ -279,7 +278,7 @@ func (q *Typed[T]) Add(item T) {
 	if q.shuttingDown {
 		q.mu.Unlock()
 		sh.mu.Lock()
-		sh.abandonDirty(item)
+		sh.abandonDirty(item, h)
 		q.setHotState(item, h, slotIdle)
 		sh.mu.Unlock()
 		return
@@ -297,12 +296,12 @@ func (q *Typed[T]) Add(item T) {
 // the queue's lock); otherwise the item is marked dirty and queue reports that the caller
 // must queue it now (and count it).
 func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting, readded bool) {
-	switch st := sh.state(item); st {
+	switch st := sh.state(item, h); st {
 	case stateWaiting:
 		q.absorbedLocked(sh, item, h, slotWaiting)
 		return false, true, false
 	case stateProcessing, stateAgain:
-		if sh.markAddedAgain(item, st) { // its Done queues it
+		if sh.markAddedAgain(item, h, st) { // its Done queues it
 			q.setHotState(item, h, slotAgain)
 			q.metrics.addTime(sh.met, item, false)
 			return false, false, true
@@ -326,7 +325,7 @@ func (q *Typed[T]) absorbedLocked(sh *itemShard[T], item T, h uint64, state uint
 // addDirty marks item, of hash h, which is neither waiting nor being processed, as waiting.
 // Under its shard's guard.
 func (q *Typed[T]) addDirty(sh *itemShard[T], item T, h uint64) {
-	sh.addDirty(item)
+	sh.addDirty(item, h)
 	q.setHotState(item, h, slotWaiting)
 }
 
@@ -405,7 +404,7 @@ func (q *Typed[T]) startProcessing(item T, start time.Time) {
 // moveToProcessing moves item, of hash h, from waiting to being processed. Under its shard's
 // guard.
 func (q *Typed[T]) moveToProcessing(sh *itemShard[T], item T, h uint64) {
-	sh.startProcessing(item)
+	sh.startProcessing(item, h)
 	q.setHotState(item, h, slotIdle)
 	if sh.waiting == 0 {
 		q.pruneHot(sh, h)
@@ -425,7 +424,7 @@ func (q *Typed[T]) Done(item T) {
 	}
 	sh, h := q.shard(item)
 	sh.mu.Lock()
-	addedAgain, ok := sh.endProcessing(item)
+	addedAgain, ok := sh.endProcessing(item, h)
 	if !ok {
 		sh.mu.Unlock()
 		return
@@ -463,7 +462,7 @@ func (q *Typed[T]) Done(item T) {
 
 func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	sh, h := q.shard(item)
-	addedAgain, ok := sh.endProcessing(item)
+	addedAgain, ok := sh.endProcessing(item, h)
 	if !ok {
 		return nil
 	}

@@ -417,7 +417,7 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 				q.mu.Lock()
 				defer q.mu.Unlock()
 				for i := range q.shards {
-					if q.shards[i].items != nil {
+					if q.shards[i].items.slots != nil {
 						maps++
 					}
 				}

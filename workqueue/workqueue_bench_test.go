@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,6 +134,51 @@ func BenchmarkBacklog(b *testing.B) {
 	for _, n := range []int{1 << 10, 1 << 16, 1 << 20} {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) { fillAndDrain(b, n, 1) })
 	}
+}
+
+// BenchmarkQueueMemory: the live heap a queue of 100k items takes per item, while they all
+// wait (waiting-B/item) and while workers hold them all, between Get and Done (held-B/item),
+// with int and string keys. The keys themselves are made beforehand and not counted.
+func BenchmarkQueueMemory(b *testing.B) {
+	const n = 100_000
+	ints := make([]int, n)
+	strs := make([]string, n)
+	for i := range n {
+		ints[i] = i
+		strs[i] = fmt.Sprintf("namespace-%d/object-%d", i%100, i)
+	}
+	b.Run("int", func(b *testing.B) { queueMemory(b, ints) })
+	b.Run("string", func(b *testing.B) { queueMemory(b, strs) })
+}
+
+func queueMemory[T comparable](b *testing.B, items []T) {
+	live := func() float64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return float64(m.HeapAlloc)
+	}
+	var waiting, held float64
+	for range b.N {
+		base := live()
+		q := workqueue.NewTyped[T]()
+		for _, item := range items {
+			q.Add(item)
+		}
+		waiting += live() - base
+		for range items {
+			if _, shutdown := q.Get(); shutdown {
+				b.Fatal("queue shut down")
+			}
+		}
+		held += live() - base
+		for _, item := range items {
+			q.Done(item)
+		}
+		q.ShutDown()
+	}
+	b.ReportMetric(waiting/float64(b.N)/float64(len(items)), "waiting-B/item")
+	b.ReportMetric(held/float64(b.N)/float64(len(items)), "held-B/item")
 }
 
 // BenchmarkRepeatedAdds: one goroutine adds each of 1000 items k times in a row, then gets and
