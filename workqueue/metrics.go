@@ -180,19 +180,27 @@ func (m *queueMetrics[T]) newItemMetrics() *itemMetrics[T] {
 	return &itemMetrics[T]{addTimes: make(map[T]time.Time), running: make(map[T]*runNode[T])}
 }
 
+// now returns the metrics clock's time, or the zero time if m is nil (no metrics). The queue
+// reads it before taking its lock and passes it to addTime and countGet.
+func (m *queueMetrics[T]) now() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
+	return m.clock.Now()
+}
+
 // noTime stands for "no add time here" where add times travel with queued items.
 const noTime = math.MinInt64
 
-// addTime records the time item became dirty. inFIFO says that the item is queued at once in
+// addTime records now (from now()) as the time item became dirty. inFIFO says that the item is queued at once in
 // the default FIFO, which keeps its add time: addTime then returns that time, as an offset
 // from base, and does not touch im. Otherwise (an item added while it is processed, or any
 // item of a queue with a custom Queue) the time is kept in im and addTime returns noTime.
 // The caller also calls countAdd.
-func (m *queueMetrics[T]) addTime(im *itemMetrics[T], item T, inFIFO bool) int64 {
+func (m *queueMetrics[T]) addTime(im *itemMetrics[T], item T, inFIFO bool, now time.Time) int64 {
 	if m == nil {
 		return noTime
 	}
-	now := m.clock.Now()
 	if inFIFO {
 		return int64(now.Sub(m.base))
 	}
@@ -224,14 +232,13 @@ func (m *queueMetrics[T]) takeAddTime(im *itemMetrics[T], item T) int64 {
 	return int64(added.Sub(m.base))
 }
 
-// countGet counts item as taken by a worker and returns when: its processing starts then.
-// addedAt is its add time (an offset from base) if it came with it from the FIFO, or noTime:
+// countGet counts item as taken by a worker at now (from now()), which it returns: its
+// processing starts then. addedAt is its add time (an offset from base) if it came with it from the FIFO, or noTime:
 // then im (if not nil) keeps it, and im must be guarded. Under the queue's lock.
-func (m *queueMetrics[T]) countGet(im *itemMetrics[T], item T, addedAt int64) (start time.Time) {
+func (m *queueMetrics[T]) countGet(im *itemMetrics[T], item T, addedAt int64, now time.Time) (start time.Time) {
 	if m == nil {
 		return time.Time{}
 	}
-	now := m.clock.Now()
 	waited, wasAdded := now.Sub(m.base)-time.Duration(addedAt), addedAt != noTime
 	if !wasAdded && im != nil {
 		var added time.Time

@@ -274,6 +274,10 @@ func (q *Typed[T]) Add(item T) {
 	// is absorbed, as it would be a moment later, and nothing else can reach the item before
 	// it is queued: Get and ShutDown see only queued items, Done only processing ones.
 	sh.mu.Unlock()
+	// The clock is read before the lock is taken: every read under it made the lock's hold,
+	// which every Add and Get waits for, longer.
+	now := q.metrics.now()
+	added := q.metrics.addTime(sh.met, item, true, now)
 	q.mu.Lock()
 	if q.shuttingDown {
 		q.mu.Unlock()
@@ -284,7 +288,7 @@ func (q *Typed[T]) Add(item T) {
 		return
 	}
 	q.metrics.countAdd()
-	w := q.pushLocked(item, q.metrics.addTime(sh.met, item, true))
+	w := q.pushLocked(item, added, now)
 	q.mu.Unlock()
 	w.wake()
 }
@@ -303,7 +307,7 @@ func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting
 	case stateProcessing, stateAgain:
 		if sh.markAddedAgain(item, h, st) { // its Done queues it
 			q.setHotState(item, h, slotAgain)
-			q.metrics.addTime(sh.met, item, false)
+			q.metrics.addTime(sh.met, item, false, q.metrics.now())
 			return false, false, true
 		}
 		q.absorbedLocked(sh, item, h, slotAgain)
@@ -346,7 +350,8 @@ func (q *Typed[T]) addLocked(item T) *waiter[T] {
 	}
 	// A custom Queue cannot carry the add time: the metrics keep it.
 	q.metrics.countAdd()
-	return q.pushLocked(item, q.metrics.addTime(sh.met, item, false))
+	now := q.metrics.now()
+	return q.pushLocked(item, q.metrics.addTime(sh.met, item, false, now), now)
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -361,9 +366,10 @@ func (q *Typed[T]) Len() int {
 // Done(item). After shutdown Get keeps returning the items still waiting; once there are none
 // it returns the zero T and shutdown == true, at once, and the caller should stop.
 func (q *Typed[T]) Get() (item T, shutdown bool) {
+	now := q.metrics.now() // before the lock, as in Add
 	q.mu.Lock()
 	if q.lenLocked() > 0 {
-		item, start := q.takeLocked()
+		item, start := q.takeLocked(now)
 		q.mu.Unlock()
 		q.startProcessing(item, start)
 		return item, false
@@ -438,11 +444,12 @@ func (q *Typed[T]) Done(item T) {
 		q.setHotState(item, h, slotWaiting)
 		added := q.metrics.takeAddTime(sh.met, item)
 		sh.mu.Unlock()
+		now := q.metrics.now()
 		q.mu.Lock()
 		if ran {
 			q.metrics.countDone(took)
 		}
-		w = q.pushLocked(item, added)
+		w = q.pushLocked(item, added, now)
 		q.mu.Unlock()
 	} else {
 		sh.mu.Unlock()
@@ -473,7 +480,7 @@ func (q *Typed[T]) doneLocked(item T) *waiter[T] {
 	var w *waiter[T]
 	if addedAgain {
 		q.setHotState(item, h, slotWaiting)
-		w = q.pushLocked(item, noTime) // a custom Queue: the add time stays in the map
+		w = q.pushLocked(item, noTime, q.metrics.now()) // a custom Queue: the add time stays in the map
 	}
 	q.releaseDrainLocked()
 	return w
@@ -555,7 +562,7 @@ func (q *Typed[T]) stopBackground() {
 // pushLocked queues item with its add time for the metrics (or noTime). If a Get is blocked,
 // it takes the next item for it at once and returns it, for the caller to wake after
 // unlocking. Waiters exist only while the Queue is empty, so the order of the Queue is kept.
-func (q *Typed[T]) pushLocked(item T, added int64) *waiter[T] {
+func (q *Typed[T]) pushLocked(item T, added int64, now time.Time) *waiter[T] {
 	if q.fifo != nil {
 		q.fifo.pushAt(item, added)
 	} else {
@@ -568,7 +575,7 @@ func (q *Typed[T]) pushLocked(item T, added int64) *waiter[T] {
 	w := q.waiters[n-1]
 	q.waiters[n-1] = nil
 	q.waiters = q.waiters[:n-1]
-	w.item, w.start = q.takeLocked()
+	w.item, w.start = q.takeLocked(now)
 	w.ok = true
 	return w
 }
@@ -583,7 +590,7 @@ func (w *waiter[T]) wake() {
 // takeLocked pops the next item, counts it as processing and in the metrics, and returns it
 // with the time its processing starts, for the metrics. In locked mode it also moves it from
 // dirty to processing; otherwise the caller does that after unlocking (startProcessing).
-func (q *Typed[T]) takeLocked() (item T, start time.Time) {
+func (q *Typed[T]) takeLocked(now time.Time) (item T, start time.Time) {
 	added := int64(noTime)
 	if q.fifo != nil {
 		item, added = q.fifo.popAt()
@@ -593,10 +600,10 @@ func (q *Typed[T]) takeLocked() (item T, start time.Time) {
 	q.processing.Add(1)
 	if !q.locked {
 		// The FIFO carries every item's add time; the shard's bookkeeping is not ours here.
-		return item, q.metrics.countGet(nil, item, added)
+		return item, q.metrics.countGet(nil, item, added, now)
 	}
 	sh, h := q.shard(item)
-	start = q.metrics.countGet(sh.met, item, added)
+	start = q.metrics.countGet(sh.met, item, added, now)
 	q.metrics.startRun(sh.met, item, start)
 	q.moveToProcessing(sh, item, h)
 	return item, start
