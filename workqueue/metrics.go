@@ -192,11 +192,11 @@ func (m *queueMetrics[T]) now() time.Time {
 // noTime stands for "no add time here" where add times travel with queued items.
 const noTime = math.MinInt64
 
-// addTime records now (from now()) as the time item became dirty. inFIFO says that the item is queued at once in
-// the default FIFO, which keeps its add time: addTime then returns that time, as an offset
-// from base, and does not touch im. Otherwise (an item added while it is processed, or any
-// item of a queue with a custom Queue) the time is kept in im and addTime returns noTime.
-// The caller also calls countAdd.
+// addTime records now (from now()) as the time item became dirty. inFIFO says that the item is
+// queued at once in the default FIFO, which keeps its add time: addTime then returns that time, as
+// an offset from base, and does not touch im. Otherwise (an item added while it is processed, or
+// any item of a queue with a custom Queue) the time is kept in im and addTime returns noTime. The
+// caller also calls countAdd.
 func (m *queueMetrics[T]) addTime(im *itemMetrics[T], item T, inFIFO bool, now time.Time) int64 {
 	if m == nil {
 		return noTime
@@ -232,9 +232,9 @@ func (m *queueMetrics[T]) takeAddTime(im *itemMetrics[T], item T) int64 {
 	return int64(added.Sub(m.base))
 }
 
-// countGet counts item as taken by a worker at now (from now()), which it returns: its
-// processing starts then. addedAt is its add time (an offset from base) if it came with it from the FIFO, or noTime:
-// then im (if not nil) keeps it, and im must be guarded. Under the queue's lock.
+// countGet counts item as taken by a worker at now (from now()), which it returns: its processing
+// starts then. addedAt is its add time (an offset from base) if it came with it from the FIFO, or
+// noTime: then im (if not nil) keeps it, and im must be guarded. Under the queue's lock.
 func (m *queueMetrics[T]) countGet(im *itemMetrics[T], item T, addedAt int64, now time.Time) (start time.Time) {
 	if m == nil {
 		return time.Time{}
