@@ -196,7 +196,7 @@ func (q *Typed[T]) rebuildHot(sh *itemShard[T], ref *atomic.Pointer[hotTable[T]]
 		case slotWaiting, slotAgain:
 			return true
 		case slotIdle:
-			return !prune || sh.isProcessing(s.item, itemHash(q.seed, s.item))
+			return !prune || sh.isProcessing(s.item, itemHash(&q.hasher, s.item))
 		}
 		return false
 	}
@@ -218,7 +218,7 @@ func (q *Typed[T]) rebuildHot(sh *itemShard[T], ref *atomic.Pointer[hotTable[T]]
 		if old != nil {
 			for i := range old.slots {
 				if s := &old.slots[i]; keep(s) {
-					t.insert(s.item, itemHash(q.seed, s.item), s.state.Load())
+					t.insert(s.item, itemHash(&q.hasher, s.item), s.state.Load())
 				}
 			}
 		}

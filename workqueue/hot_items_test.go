@@ -7,12 +7,11 @@ import (
 	"time"
 )
 
-// sameShardInts returns n ints that hash to one shard. Int hashing takes no seed.
-func sameShardInts(n int) []int {
-	var q Typed[int]
+// sameShardInts returns n ints that hash to q's shard 0 (hashing is keyed per queue).
+func sameShardInts(q *Typed[int], n int) []int {
 	var out []int
 	for i := 0; len(out) < n; i++ {
-		if itemHash(q.seed, i)>>shardShift == 0 {
+		if itemHash(&q.hasher, i)>>shardShift == 0 {
 			out = append(out, i)
 		}
 	}
@@ -43,13 +42,13 @@ func checkHotInvariant[T comparable](t *testing.T, q *Typed[T], step int) {
 				t.Fatalf("step %d: item %v twice in shard %d's hot table", step, s.item, i)
 			}
 			seen[s.item] = true
-			if got, want := st == slotWaiting, sh.state(s.item, itemHash(q.seed, s.item)) == stateWaiting; got != want {
+			if got, want := st == slotWaiting, sh.state(s.item, itemHash(&q.hasher, s.item)) == stateWaiting; got != want {
 				t.Fatalf("step %d: hot item %v waiting = %v, dirty = %v", step, s.item, got, want)
 			}
-			if got, want := st == slotAgain, sh.state(s.item, itemHash(q.seed, s.item)) == stateAgain; got != want {
+			if got, want := st == slotAgain, sh.state(s.item, itemHash(&q.hasher, s.item)) == stateAgain; got != want {
 				t.Fatalf("step %d: hot item %v due again = %v, processing and added again = %v", step, s.item, got, want)
 			}
-			if found, _ := tab.lookup(s.item, itemHash(q.seed, s.item)); found != s {
+			if found, _ := tab.lookup(s.item, itemHash(&q.hasher, s.item)); found != s {
 				t.Fatalf("step %d: hot item %v not found by lookup", step, s.item)
 			}
 		}
@@ -116,7 +115,7 @@ func addWithShardLocked[T comparable](t *testing.T, q *Typed[T], sh *itemShard[T
 
 // hotCount returns the number of entries in item's shard's hot table.
 func hotCount[T comparable](q *Typed[T], item T) int {
-	if tab := q.hot[itemHash(q.seed, item)>>shardShift].Load(); tab != nil {
+	if tab := q.hot[itemHash(&q.hasher, item)>>shardShift].Load(); tab != nil {
 		return tab.n
 	}
 	return 0
@@ -179,7 +178,7 @@ func testHotItem[T comparable](t *testing.T, item T) {
 func TestHotTablePruneAndBound(t *testing.T) {
 	q := NewTyped[int]()
 	defer q.ShutDown()
-	items := sameShardInts(hotMaxEntries + 10)
+	items := sameShardInts(q, hotMaxEntries+10)
 	for round := range 2 {
 		warm(q, items[0])
 		for _, it := range items {
@@ -210,7 +209,7 @@ func TestHotTablePruneAndBound(t *testing.T) {
 		if tab == nil {
 			t.Fatalf("round %d: after the drain no hot table, want one with the item being processed", round)
 		}
-		if found, st := tab.lookup(held, itemHash(q.seed, held)); tab.n != 1 || found == nil || st != slotIdle {
+		if found, st := tab.lookup(held, itemHash(&q.hasher, held)); tab.n != 1 || found == nil || st != slotIdle {
 			t.Fatalf("round %d: after the drain the hot table is %+v, want only the item being processed", round, tab)
 		}
 		q.Done(held)
@@ -309,7 +308,7 @@ func TestHotItemAbandonedAtShutDown(t *testing.T) {
 func TestHotPromotionIsRationed(t *testing.T) {
 	q := NewTyped[int]()
 	defer q.ShutDown()
-	items := sameShardInts(201)
+	items := sameShardInts(q, 201)
 	for range 10 * hotPromoteAfter {
 		q.Add(items[0])
 	}
@@ -377,7 +376,7 @@ func TestHotCandidates(t *testing.T) {
 func TestHotTableRebuildRetiresOld(t *testing.T) {
 	q := NewTyped[int]()
 	defer q.ShutDown()
-	items := sameShardInts(hotSmallEntries + 2) // more than the smallest table holds
+	items := sameShardInts(q, hotSmallEntries+2) // more than the smallest table holds
 	for _, it := range items {
 		makeHot(t, q, it)
 	}
@@ -403,7 +402,7 @@ func TestHotTableRebuildRetiresOld(t *testing.T) {
 	}
 	q.Done(got)
 	q.Add(got) // idle and hot: queued through the lock, waiting in the new table only
-	h := itemHash(q.seed, got)
+	h := itemHash(&q.hasher, got)
 	if _, st := old.lookup(got, h); st == slotWaiting {
 		t.Fatal("the replaced table reports the item waiting")
 	}

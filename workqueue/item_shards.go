@@ -3,6 +3,7 @@ package workqueue
 import (
 	"hash/maphash"
 	"math"
+	"math/rand/v2"
 	"sync"
 )
 
@@ -155,20 +156,35 @@ func (s *itemShard[T]) forget(item T, h uint64) {
 // shardShift makes the top bits of an item's hash its shard: itemShardCount is 1<<(64-shardShift).
 const shardShift = 64 - 5
 
-// itemHash hashes item: its top bits pick its shard, its low bits its slot in the shard's
-// hot table. Ints and strings, the usual keys, take a fast path; other types use
-// maphash.Comparable. None of them allocates.
-func itemHash[T comparable](seed maphash.Seed, item T) uint64 {
+// itemHasher hashes a queue's items (itemHash). Both of its keys are random per queue, so that
+// which items share a shard and a slot cannot be chosen from outside: item states live in
+// open-addressing tables (stateTable), where many items of one home would make every probe
+// long.
+type itemHasher struct {
+	seed maphash.Seed // for strings and other types
+	mix  uint64       // for integers
+}
+
+func newItemHasher() itemHasher {
+	return itemHasher{seed: maphash.MakeSeed(), mix: rand.Uint64()}
+}
+
+// itemHash hashes item: its top bits pick its shard, the bits below them its slot in the
+// shard's state table, its low bits its slot in the shard's hot table. Ints and strings, the
+// usual keys, take a fast path; other types use maphash.Comparable. None of them allocates.
+func itemHash[T comparable](k *itemHasher, item T) uint64 {
 	switch v := any(item).(type) {
 	case int:
-		return uint64(v) * 0x9e3779b97f4a7c15 // Fibonacci hashing: the top bits mix all of v
+		// Fibonacci hashing (the top bits mix all of v) of v keyed by mix: without the key,
+		// the ints (c+i)·φ⁻¹ would all share a shard and a home slot.
+		return (uint64(v) ^ k.mix) * 0x9e3779b97f4a7c15
 	case int64:
-		return uint64(v) * 0x9e3779b97f4a7c15
+		return (uint64(v) ^ k.mix) * 0x9e3779b97f4a7c15
 	case uint64:
-		return v * 0x9e3779b97f4a7c15
+		return (v ^ k.mix) * 0x9e3779b97f4a7c15
 	case string:
-		return maphash.String(seed, v)
+		return maphash.String(k.seed, v)
 	default:
-		return maphash.Comparable(seed, item)
+		return maphash.Comparable(k.seed, item)
 	}
 }

@@ -1,7 +1,6 @@
 package workqueue
 
 import (
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,7 +132,7 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 		queue:   config.Queue,
 		clock:   config.Clock,
 		metrics: newQueueMetrics[T](provider, config.Name, config.Clock),
-		seed:    maphash.MakeSeed(),
+		hasher:  newItemHasher(),
 		stopCh:  make(chan struct{}),
 	}
 	if q.queue == nil {
@@ -201,7 +200,7 @@ type Typed[T comparable] struct {
 	// fetch the line each Get and Done had just written).
 	down     atomic.Bool
 	draining atomic.Bool
-	seed     maphash.Seed
+	hasher   itemHasher
 
 	// hot holds each shard's table of hot items (see hotTable), apart from the shards: Adds
 	// read it without a lock while the shards' cache lines are written.
@@ -234,7 +233,7 @@ type Typed[T comparable] struct {
 
 // shard returns item's shard and its hash.
 func (q *Typed[T]) shard(item T) (*itemShard[T], uint64) {
-	h := itemHash(q.seed, item)
+	h := itemHash(&q.hasher, item)
 	return &q.shards[h>>shardShift], h
 }
 

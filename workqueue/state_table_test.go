@@ -135,3 +135,43 @@ func FuzzStateTable(f *testing.F) {
 		runStateTableOps(t, ops, 64, int(shape%3))
 	})
 }
+
+// TestChosenIntKeysSpread: ints chosen so that their hashes, without the queue's key, share the
+// shard and the home slot (Fibonacci hashing is invertible: (c+i)·φ⁻¹ hashes to c+i) still
+// spread over the shards and keep probes short, since each queue keys its int hash.
+func TestChosenIntKeysSpread(t *testing.T) {
+	const phi = 0x9e3779b97f4a7c15
+	inv := uint64(phi) // Newton's iteration for the inverse of phi modulo 2^64
+	for range 6 {
+		inv *= 2 - phi*inv
+	}
+	const n = 20000
+	items := make([]int, n)
+	unkeyed := &itemHasher{}
+	for i := range items {
+		items[i] = int((uint64(0xdeadbeef)<<32 + uint64(i)) * inv)
+		if h := itemHash(unkeyed, items[i]); h>>27 != uint64(0xdeadbeef)<<5 {
+			t.Fatalf("item %d hashes to %#x without a key, not into the chosen shard and slot", i, h)
+		}
+	}
+	q := NewTyped[int]()
+	defer q.ShutDown()
+	for _, it := range items {
+		q.Add(it)
+	}
+	used, longest := 0, 0
+	for i := range q.shards {
+		tab := &q.shards[i].items
+		if tab.n > 0 {
+			used++
+		}
+		for j := range tab.slots {
+			if s := &tab.slots[j]; s.state != 0 {
+				longest = max(longest, (j-tab.home(s.tag)+len(tab.slots))%len(tab.slots))
+			}
+		}
+	}
+	if used < itemShardCount/2 || longest > 256 {
+		t.Fatalf("%d chosen ints in %d shards, longest probe %d slots: want them spread", n, used, longest)
+	}
+}
