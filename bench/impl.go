@@ -28,6 +28,11 @@ type Impl struct {
 	// exponential per-item limiter (1ms base, 1000s max).
 	NewRateLimitingQueue func(clk clock.WithTicker) RateLimitingQueue
 
+	// NewControllerQueue returns a named, rate-limited work queue of keys with the default
+	// controller rate limiter, its metrics going to a provider of cheap atomic metrics: the
+	// queue of a typical controller.
+	NewControllerQueue func() KeyQueue
+
 	// NewIndexer returns an indexer keyed by namespace/name with the given indexes, each
 	// taking a label's value ("namespace" is the namespace index).
 	NewIndexer func(indexes ...string) Indexer
@@ -63,6 +68,17 @@ type RateLimitingQueue interface {
 	Queue
 	AddRateLimited(item int)
 	Forget(item int)
+}
+
+// KeyQueue is the part of workqueue.TypedRateLimitingInterface[string] a controller uses.
+type KeyQueue interface {
+	Add(key string)
+	AddRateLimited(key string)
+	Forget(key string)
+	Get() (key string, shutdown bool)
+	Done(key string)
+	Len() int
+	ShutDown()
 }
 
 // Indexer is the part of cache.Indexer the workloads use. Both libraries' indexers satisfy it

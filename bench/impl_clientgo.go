@@ -32,6 +32,10 @@ var clientgoImpl = &Impl{
 			workqueue.NewTypedItemExponentialFailureRateLimiter[int](time.Millisecond, 1000*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[int]{Clock: clk})
 	},
+	NewControllerQueue: func() KeyQueue {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "controller", MetricsProvider: clientgoMetrics{}})
+	},
 	NewIndexer: func(indexes ...string) Indexer {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, clientgoIndexers(indexes))
 	},

@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,13 +42,16 @@ func (w workload) id() string { return w.group + "/" + w.name }
 
 var workloads []workload
 
+// allImpls are the implementations -impl can name; variant.sh builds in one more.
+var allImpls = []*Impl{kcacheImpl, clientgoImpl}
+
 func register(w workload) { workloads = append(workloads, w) }
 
 var (
 	flagRounds    = flag.Int("rounds", 5, "rounds per workload; each runs every implementation once")
 	flagBenchtime = flag.String("benchtime", "200ms", "run time (or Nx iterations) of one light workload run")
 	flagRun       = flag.String("run", "", "only workloads whose group/name matches this regexp")
-	flagImpl      = flag.String("impl", "", "only this implementation (kcache or client-go), e.g. for profiling")
+	flagImpl      = flag.String("impl", "", "only this implementation (kcache or client-go), e.g. for profiling; two separated by a comma are compared (ratio first/second)")
 	flagFull      = flag.Bool("full", false, "full-size heavy workloads (100k pods, 1M events) instead of a tenth")
 	flagList      = flag.Bool("list", false, "list the workloads and exit")
 	flagVerbose   = flag.Bool("v", false, "print every run's result as it finishes, and klog output")
@@ -78,13 +83,15 @@ func main() {
 	impls := []*Impl{kcacheImpl, clientgoImpl}
 	if *flagImpl != "" {
 		impls = nil
-		for _, impl := range []*Impl{kcacheImpl, clientgoImpl} {
-			if impl.Name == *flagImpl {
-				impls = append(impls, impl)
+		for _, name := range strings.Split(*flagImpl, ",") {
+			i := slices.IndexFunc(allImpls, func(impl *Impl) bool { return impl.Name == name })
+			if i < 0 {
+				fatalf("unknown implementation %q in -impl: want kcache, client-go or one built in by variant.sh", name)
 			}
+			impls = append(impls, allImpls[i])
 		}
-		if len(impls) == 0 {
-			fatalf("unknown -impl %q: want kcache or client-go", *flagImpl)
+		if len(impls) > 2 {
+			fatalf("-impl names at most two implementations")
 		}
 	}
 	re, err := regexp.Compile(*flagRun)
@@ -98,8 +105,8 @@ func main() {
 	if *flagFull {
 		size = "full size (100k pods, 1M events)"
 	}
-	fmt.Printf("kcache vs client-go v0.37.2 — %s %s/%s GOMAXPROCS=%d, %d rounds, benchtime %s, heavy workloads at %s, %s\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), *flagRounds, *flagBenchtime, size,
+	fmt.Printf("%s vs %s — %s %s/%s GOMAXPROCS=%d, %d rounds, benchtime %s, heavy workloads at %s, %s\n",
+		impls[0].Name, impls[len(impls)-1].Name, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), *flagRounds, *flagBenchtime, size,
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	var table []row
 	for _, w := range workloads {

@@ -187,7 +187,7 @@ func printTable(rows []row, impls []*Impl) {
 	}
 	tw.Flush()
 	if len(impls) == 2 {
-		fmt.Println("\nratio = kcache/client-go per round, median over rounds (lower is better for every metric);")
+		fmt.Printf("\nratio = %s/%s per round, median over rounds (lower is better for every metric);\n", impls[0].Name, impls[1].Name)
 		fmt.Println("min–max = the range of the per-round ratios; spread = half the range of an implementation's own")
 		fmt.Println("values over rounds, relative to its median. B/op and allocs/op rows are left out where both are 0.")
 		fmt.Println("c2c ns = the core-to-core round trip of a cache line measured before each round, median [and")

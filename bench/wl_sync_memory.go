@@ -36,6 +36,11 @@ func init() {
 // pods of those lists by pointer. copiesCached counts the objects an informer caches that are
 // copies, not those pods.
 func prebuiltPodSource(mode string, n int) (s *source, copiesCached func(Informer) int) {
+	return prebuiltPodSourceOf(mode, n, func(i int) *v1.Pod { return realisticPod(i, 100, "1") })
+}
+
+// prebuiltPodSourceOf is prebuiltPodSource with pod i made by pod.
+func prebuiltPodSourceOf(mode string, n int, pod func(i int) *v1.Pod) (s *source, copiesCached func(Informer) int) {
 	pageSize := n
 	if mode == paged {
 		pageSize = 500
@@ -45,7 +50,7 @@ func prebuiltPodSource(mode string, n int) (s *source, copiesCached func(Informe
 		list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}}
 		list.Items = make([]v1.Pod, min(pageSize, n-start))
 		for i := range list.Items {
-			list.Items[i] = *realisticPod(start+i, 100, "1")
+			list.Items[i] = *pod(start + i)
 		}
 		if start+pageSize < n {
 			// As a kube-apiserver does for a LIST with a limit and no selector.
