@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"runtime"
 	"runtime/debug"
@@ -16,6 +17,9 @@ const thisPackage = "github.com/kcache/cache"
 // package (a Reflector built on a goroutine this package started), it names the code that
 // started the goroutine. It returns "????" when it finds nothing.
 //
+// The file is named by its package's import path, "github.com/kcache/cache/informers/factory.go:317",
+// wherever the source lives on disk (module cache, vendor directory, or a checkout that a replace
+// directive points at), as client-go's names read "k8s.io/client-go/informers/factory.go:160".
 // client-go matches file paths against "client-go/tools/cache/"; kcache matches function names
 // instead, which does not depend on where the module's source lives on disk.
 func nameFromCallsite() string {
@@ -25,20 +29,21 @@ func nameFromCallsite() string {
 	for {
 		f, more := frames.Next()
 		if f.Function != "" && !inThisPackage(f.Function) && !strings.HasPrefix(f.Function, "runtime.") {
-			return shortFileLine(f.File, f.Line)
+			return sourceName(f.Function, f.File, f.Line)
 		}
 		if !more {
 			break
 		}
 	}
 	if m := goroutineCreator.FindSubmatch(debug.Stack()); m != nil {
-		return shortFileLine(string(m[1]), 0) + ":" + string(m[2])
+		return sourceName(string(m[1]), string(m[2]), 0) + ":" + string(m[3])
 	}
 	return "????"
 }
 
-// goroutineCreator finds the "created by" frame of a goroutine's stack trace.
-var goroutineCreator = regexp.MustCompile(`(?m)^created by .*\n\s+(.*):(\d+)(?: \+0x[[:xdigit:]]+)?$`)
+// goroutineCreator finds the "created by" frame of a goroutine's stack trace: the creating
+// function, its file and its line.
+var goroutineCreator = regexp.MustCompile(`(?m)^created by (\S+)(?: in goroutine \d+)?\n\s+(.*):(\d+)(?: \+0x[[:xdigit:]]+)?$`)
 
 // inThisPackage reports whether function (a runtime function name) belongs to this package.
 // Subpackages (github.com/kcache/cache/testing…) and the external test package cache_test do
@@ -48,17 +53,43 @@ func inThisPackage(function string) bool {
 	return ok && strings.HasPrefix(rest, ".")
 }
 
-// shortFileLine drops the machine-specific front of a source path: everything up to the module
-// cache or GOPATH src directory, keeping the import path. line 0 is left out.
-func shortFileLine(file string, line int) string {
-	for _, marker := range []string{"/vendor/", "/pkg/mod/", "/src/"} {
-		if i := strings.LastIndex(file, marker); i >= 0 {
-			file = file[i+len(marker):]
-			break
-		}
+// sourceName names a source line by the import path of function's package and file's base
+// name. A function of package main (whose import path the runtime does not record) or one
+// whose name cannot be parsed falls back to the file's path with its machine-specific front
+// dropped. line 0 is left out.
+func sourceName(function, file string, line int) string {
+	name := trimSourcePath(file)
+	if pkg := packageOf(function); pkg != "" && pkg != "main" {
+		name = pkg + "/" + path.Base(file)
 	}
 	if line == 0 {
-		return file
+		return name
 	}
-	return fmt.Sprintf("%s:%d", file, line)
+	return fmt.Sprintf("%s:%d", name, line)
+}
+
+// packageOf returns the import path of the package a runtime function name belongs to:
+// "github.com/kcache/cache/informers" for "github.com/kcache/cache/informers.(*factory).build.func1".
+func packageOf(function string) string {
+	if i := strings.IndexByte(function, '['); i >= 0 { // type arguments, "[...]"
+		function = function[:i]
+	}
+	slash := strings.LastIndexByte(function, '/')
+	dot := strings.IndexByte(function[slash+1:], '.')
+	if dot < 0 {
+		return ""
+	}
+	// The linker escapes dots in the last element of an import path ("yaml%2ev3").
+	return strings.ReplaceAll(function[:slash+1+dot], "%2e", ".")
+}
+
+// trimSourcePath drops the machine-specific front of a source path: everything up to the module
+// cache, a vendor directory or a GOPATH src directory, keeping the import path.
+func trimSourcePath(file string) string {
+	for _, marker := range []string{"/vendor/", "/pkg/mod/", "/src/"} {
+		if i := strings.LastIndex(file, marker); i >= 0 {
+			return file[i+len(marker):]
+		}
+	}
+	return file
 }

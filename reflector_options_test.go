@@ -126,15 +126,21 @@ func TestReflectorNameHelpers(t *testing.T) {
 			t.Errorf("inThisPackage(%q) = %v, want %v", tc.function, got, tc.want)
 		}
 	}
-	files := []struct{ file, want string }{
-		{"/root/go/pkg/mod/example.com/app@v1.2.3/main.go", "example.com/app@v1.2.3/main.go:7"},
-		{"/home/me/go/src/example.com/app/main.go", "example.com/app/main.go:7"},
-		{"/work/app/vendor/example.com/lib/x.go", "example.com/lib/x.go:7"},
-		{"/work/app/main.go", "/work/app/main.go:7"},
+	files := []struct{ function, file, want string }{
+		// A checkout that a replace directive points at: named by import path, not disk path.
+		{"github.com/kcache/cache/informers.(*sharedInformerFactory).StartWithContext.func1", "/home/me/kcache/informers/factory.go",
+			"github.com/kcache/cache/informers/factory.go:7"},
+		{"example.com/app/ctrl.New", "/root/go/pkg/mod/example.com/app@v1.2.3/ctrl/ctrl.go", "example.com/app/ctrl/ctrl.go:7"},
+		{"example.com/lib.Run[...]", "/work/app/vendor/example.com/lib/x.go", "example.com/lib/x.go:7"},
+		{"gopkg.in/yaml%2ev3.(*decoder).unmarshal", "/root/go/pkg/mod/gopkg.in/yaml.v3@v3.0.1/decode.go", "gopkg.in/yaml.v3/decode.go:7"},
+		// Package main has no import path in function names: the path, trimmed as client-go does.
+		{"main.main", "/home/me/go/src/example.com/app/main.go", "example.com/app/main.go:7"},
+		{"main.main", "/work/app/main.go", "/work/app/main.go:7"},
+		{"", "/root/go/pkg/mod/example.com/app@v1.2.3/main.go", "example.com/app@v1.2.3/main.go:7"},
 	}
 	for _, tc := range files {
-		if got := shortFileLine(tc.file, 7); got != tc.want {
-			t.Errorf("shortFileLine(%q) = %q, want %q", tc.file, got, tc.want)
+		if got := sourceName(tc.function, tc.file, 7); got != tc.want {
+			t.Errorf("sourceName(%q, %q) = %q, want %q", tc.function, tc.file, got, tc.want)
 		}
 	}
 	// Called from this package's tests only, the name comes from the testing package.
