@@ -46,6 +46,9 @@ func (h *watchHandler) run(ctx context.Context, start time.Time, w watch.Interfa
 // wrong type or GroupVersionKind, is a server-side Table, or has no metadata are logged and
 // dropped; store errors are logged and the event counts as handled.
 //
+// In initial-events mode, a stream that has sent nothing for initialEventsEndTimeout (no event
+// yet, or none since the last one) returns an error wrapping errInitialEventsEndMissing.
+//
 // A watch that closes within a second without any event returns a *VeryShortWatchError.
 func (h *watchHandler) consume(ctx context.Context, start time.Time, w watch.Interface, errc chan error, setRV func(rv string, pastSyntheticAdds bool)) (initialEventsEnd bool, err error) {
 	r := h.r
@@ -56,7 +59,7 @@ func (h *watchHandler) consume(ctx context.Context, start time.Time, w watch.Int
 			w.Stop()
 		}
 	}()
-	ticker := newInitialEventsEndBookmarkTicker(logger, r.name, r.clock, start, h.initialEvents)
+	ticker := newInitialEventsEndBookmarkTicker(r.name, r.clock, start, h.initialEvents)
 	defer ticker.Stop()
 	if !h.initialEvents {
 		r.metrics.watches.Inc()
@@ -79,7 +82,9 @@ func (h *watchHandler) consume(ctx context.Context, start time.Time, w watch.Int
 		case err := <-errc:
 			return initialEventsEnd, err
 		case <-ticker.C():
-			ticker.warnIfExpired()
+			if err := ticker.expired(); err != nil {
+				return initialEventsEnd, err
+			}
 			continue
 		case event, ok := <-results:
 			if !ok {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -41,6 +42,11 @@ type transformedReplacer interface {
 // expired or too-large resource version tries again at once from ""; a stream that closes
 // without the bookmark tries again. Any other error is returned: the caller falls back to a
 // LIST. It returns (nil, nil) when ctx is cancelled.
+//
+// A stream that goes quiet for initialEventsEndTimeout without ending its initial events (no
+// event at all, or none since the last) comes from a client that cannot serve watch-lists but
+// does not say so: the error is logged with the fix, and this Reflector lists from then on.
+// client-go waits for that bookmark forever (kcache fixes it; see MIGRATING.md).
 //
 // The store is not touched until the bookmark arrives; then it gets one Replace. When the store
 // is an informer's queue that dedups relists (see relistDeduper), every event is checked
@@ -105,6 +111,16 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 			// consume stopped w.
 			if errors.Is(err, errorStopRequested) {
 				return nil, nil
+			}
+			if errors.Is(err, errInitialEventsEndMissing) {
+				// client-go waits for the bookmark forever; kcache stops streaming for good.
+				r.useWatchList = false
+				utilruntime.HandleErrorWithContext(ctx, err, "Streaming watch-list did not complete; listing instead from now on. "+
+					"A client that cannot serve streaming watch-lists (such as client-go's fake clientsets) should say so: "+
+					"build the factory with informers.WithWatchListSemanticsOf(client), wrap the ListWatch with "+
+					"cache.ToListWatcherWithWatchListSemantics(lw, client), or set KUBE_FEATURE_WatchListClient=false",
+					"reflector", r.name, "type", r.typeDescription)
+				return nil, err
 			}
 			if r.retryWatchList(ctx, err) {
 				continue
@@ -270,29 +286,35 @@ func (b *watchListBuffer) list() ([]interface{}, []bool) {
 	return out, cached
 }
 
-// initialEventsEndBookmarkWarningInterval is how often a watch-list that has not received the
-// bookmark ending its initial events logs a warning.
-const initialEventsEndBookmarkWarningInterval = 10 * time.Second
+// initialEventsEndTimeout is how long a watch-list waits, with nothing arriving, for the bookmark
+// that ends its initial events before it gives up on streaming.
+const initialEventsEndTimeout = 10 * time.Second
 
-// initialEventsEndBookmarkTicker warns, every interval, while the bookmark that ends the initial
-// events of a watch-list is overdue: no event at all yet, or none for an interval. It is a no-op
-// for steady-state watches. Not safe for concurrent use.
+// errInitialEventsEndMissing says that a watch-list stream went quiet without the bookmark that
+// ends its initial events. A server that serves streaming watch-lists sends that bookmark right
+// after the initial events; a client that cannot serve them but does not say so (client-go's
+// fake dynamic and metadata clients, a hand-written fake) never does, and client-go waits for it
+// forever. kcache logs this error, naming the fix, and lists instead (see watchList).
+var errInitialEventsEndMissing = errors.New("cache: the watch-list stream sent no bookmark marking the end of its initial events")
+
+// initialEventsEndBookmarkTicker fires while the bookmark that ends the initial events of a
+// watch-list is overdue: no event at all for initialEventsEndTimeout, or none for that long
+// since the last one. It is a no-op for steady-state watches. Not safe for concurrent use.
 //
-// It ticks with a timer re-armed after each tick rather than a clock.Ticker (client-go's choice):
-// the fake clock's tickers cannot be stopped, so each watch-list would leave a waiter behind on a
-// test's FakeClock forever, and HasWaiters-based tests would stop working.
+// It ticks with a timer re-armed after each tick rather than a clock.Ticker: the fake clock's
+// tickers cannot be stopped, so each watch-list would leave a waiter behind on a test's
+// FakeClock forever, and HasWaiters-based tests would stop working.
 type initialEventsEndBookmarkTicker struct {
 	timer      clock.Timer // nil for the no-op ticker
 	clock      clock.Clock
 	name       string
-	logger     klog.Logger
 	interval   time.Duration
 	watchStart time.Time
 	lastEvent  time.Time
 }
 
-func newInitialEventsEndBookmarkTicker(logger klog.Logger, name string, c clock.Clock, watchStart time.Time, initialEvents bool) *initialEventsEndBookmarkTicker {
-	t := &initialEventsEndBookmarkTicker{clock: c, name: name, logger: logger, interval: initialEventsEndBookmarkWarningInterval, watchStart: watchStart}
+func newInitialEventsEndBookmarkTicker(name string, c clock.Clock, watchStart time.Time, initialEvents bool) *initialEventsEndBookmarkTicker {
+	t := &initialEventsEndBookmarkTicker{clock: c, name: name, interval: initialEventsEndTimeout, watchStart: watchStart}
 	if initialEvents {
 		t.timer = c.NewTimer(t.interval)
 	}
@@ -318,27 +340,23 @@ func (t *initialEventsEndBookmarkTicker) observeLastEventTimeStamp(ts time.Time)
 	t.lastEvent = ts
 }
 
-// warnIfExpired handles a tick: it logs the warning when it is due and arms the next tick.
-func (t *initialEventsEndBookmarkTicker) warnIfExpired() {
-	if err := t.produceWarningIfExpired(); err != nil {
-		t.logger.Info("Warning: event bookmark expired", "err", err)
-	}
-	if t.timer != nil {
-		t.timer.Reset(t.interval)
-	}
-}
-
-// produceWarningIfExpired returns the warning to log, or nil when none is due.
-func (t *initialEventsEndBookmarkTicker) produceWarningIfExpired() error {
+// expired handles a tick: it returns an error wrapping errInitialEventsEndMissing when the
+// stream has been quiet for the whole interval, and otherwise arms the next tick and returns nil.
+func (t *initialEventsEndBookmarkTicker) expired() error {
 	if t.timer == nil {
 		return nil
 	}
-	if t.lastEvent.IsZero() {
-		return fmt.Errorf("%s: awaiting required bookmark event for initial events stream, no events received for %v", t.name, t.clock.Since(t.watchStart))
+	quietSince := t.lastEvent
+	if quietSince.IsZero() {
+		quietSince = t.watchStart
 	}
-	elapsed := t.clock.Since(t.lastEvent)
-	if elapsed < t.interval {
+	quiet := t.clock.Since(quietSince)
+	if quiet < t.interval {
+		t.timer.Reset(t.interval - quiet)
 		return nil
 	}
-	return fmt.Errorf("%s: hasn't received required bookmark event marking the end of initial events stream, received last event %v ago", t.name, elapsed)
+	if t.lastEvent.IsZero() {
+		return fmt.Errorf("%w: no events received for %v (reflector %s)", errInitialEventsEndMissing, quiet, t.name)
+	}
+	return fmt.Errorf("%w: received last event %v ago (reflector %s)", errInitialEventsEndMissing, quiet, t.name)
 }

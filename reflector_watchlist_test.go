@@ -347,17 +347,18 @@ func TestInitialEventsEndBookmarkTicker(t *testing.T) {
 		initialEvents bool
 		lastEvent     time.Duration // after start; <0 means no event yet
 		now           time.Duration // after start
-		want          string        // substring of the warning, "" for none
+		want          string        // substring of the error, "" for none
 	}{
-		{name: "steady-state watch never warns", initialEvents: false, lastEvent: -1, now: time.Minute},
+		{name: "steady-state watch never expires", initialEvents: false, lastEvent: -1, now: time.Minute},
 		{name: "no event yet", initialEvents: true, lastEvent: -1, now: 10 * time.Second, want: "no events received for 10s"},
+		{name: "no event, not yet due", initialEvents: true, lastEvent: -1, now: 9 * time.Second},
 		{name: "recent event", initialEvents: true, lastEvent: 5 * time.Second, now: 10 * time.Second},
 		{name: "stale event", initialEvents: true, lastEvent: 5 * time.Second, now: 20 * time.Second, want: "received last event 15s ago"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := clocktesting.NewFakeClock(start)
-			tk := newInitialEventsEndBookmarkTicker(klog.Background(), "n", c, start, tc.initialEvents)
+			tk := newInitialEventsEndBookmarkTicker("n", c, start, tc.initialEvents)
 			defer tk.Stop()
 			if (tk.C() != nil) != tc.initialEvents {
 				t.Fatalf("ticker channel set: %v, want %v", tk.C() != nil, tc.initialEvents)
@@ -366,49 +367,58 @@ func TestInitialEventsEndBookmarkTicker(t *testing.T) {
 				tk.observeLastEventTimeStamp(start.Add(tc.lastEvent))
 			}
 			c.SetTime(start.Add(tc.now))
-			err := tk.produceWarningIfExpired()
-			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
-				t.Fatalf("warning %v, want %q", err, tc.want)
+			err := tk.expired()
+			if tc.want == "" && err != nil || tc.want != "" && (!errors.Is(err, errInitialEventsEndMissing) || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("expired() = %v, want %q", err, tc.want)
 			}
 		})
 	}
 }
 
-func TestReflectorWatchListWarnsWhileBookmarkMissing(t *testing.T) {
+// A stream that never ends its initial events (a fake client that cannot serve watch-lists but
+// does not say so) is given up after initialEventsEndTimeout of quiet: the reflector logs the
+// fix, lists, and lists on every later round. client-go waits forever.
+func TestReflectorWatchListFallsBackWhenTheBookmarkNeverComes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.Verbosity(0), ktesting.BufferLogs(true)))
-		seen := 0
-		logs := func() string { // what was logged since the last call
-			all := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
-			defer func() { seen = len(all) }()
-			return all[seen:]
-		}
+		logs := func() string { return logger.GetSink().(ktesting.Underlier).GetBuffer().String() }
 		src := newReflTestSource("1")
-		r, c := reflTestNewWatchList(t, src, newReflTestStore())
+		src.lists = []reflTestListResult{{obj: reflTestPodList("3", reflTestPod("a", "2"))}}
+		store := newReflTestStore()
+		r, c := reflTestNewWatchList(t, src, store)
 		stop := reflTestRun(t, func(ctx context.Context) { _ = r.ListAndWatchWithContext(klog.NewContext(ctx, logger)) })
 		defer stop()
 		synctest.Wait()
 		w := src.watcher(t, 0)
 
-		reflTestStep(c, 10*time.Second)
-		if got := logs(); !strings.Contains(got, "no events received for 10s") {
-			t.Fatalf("after 10s without events: log %q, want the missing-bookmark warning", got)
-		}
 		reflTestStep(c, 5*time.Second)
-		w.Add(reflTestPod("a", "1")) // at 15s
-		reflTestStep(c, 5*time.Second)
-		if got := logs(); got != "" {
-			t.Fatalf("log %q at the 20s tick, 5s after an event, want no warning", got)
+		w.Add(reflTestPod("a", "1")) // at 5s: the stream is alive
+		reflTestStep(c, 9*time.Second)
+		if n := len(src.listOptions()); n != 0 || logs() != "" {
+			t.Fatalf("at 14s, 9s after the last event: %d lists, log %q; want the stream still awaited", n, logs())
 		}
-		reflTestStep(c, 10*time.Second)
-		if got := logs(); !strings.Contains(got, "received last event 15s ago") {
-			t.Fatalf("log %q at the 30s tick, want the warning about a stale stream", got)
+		reflTestStep(c, time.Second)
+		if n := len(src.listOptions()); n != 1 {
+			t.Fatalf("at 15s, 10s after the last event: %d lists, want the fallback LIST", n)
 		}
-		w.Action(watch.Bookmark, reflTestBookmark("2", true))
-		synctest.Wait()
-		// Nothing of the watch-list is left on the clock (no resync period is set).
-		if n := c.Waiters(); n != 0 {
-			t.Fatalf("%d waiters on the clock after the watch-list, want 0", n)
+		for _, want := range []string{"received last event 10s ago", "informers.WithWatchListSemanticsOf", "KUBE_FEATURE_WatchListClient=false"} {
+			if !strings.Contains(logs(), want) {
+				t.Fatalf("log %q does not contain %q", logs(), want)
+			}
+		}
+		if got, want := reflTestJoin(store.takeOps()), "replace 1@3"; got != want {
+			t.Fatalf("store ops %q, want %q (the LIST's result, nothing of the stream)", got, want)
+		}
+		if got := r.LastSyncResourceVersion(); got != "3" {
+			t.Fatalf("LastSyncResourceVersion %q, want 3", got)
+		}
+		// The steady-state watch that follows is a plain one, and so is every later round.
+		opts := src.watchOptions()
+		if last := opts[len(opts)-1]; len(opts) != 2 || last.SendInitialEvents != nil {
+			t.Fatalf("watches %+v, want the watch-list then a plain watch", opts)
+		}
+		if r.useWatchList {
+			t.Fatalf("useWatchList still set after the fallback")
 		}
 	})
 }
