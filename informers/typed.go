@@ -142,8 +142,11 @@ func newInformer[L runtime.Object](client cache.ListWatchClient[L], s settings, 
 		lw = cache.NewListWatch(client)
 	}
 	var semantics any = client
-	if s.watchListClient != nil {
+	switch {
+	case s.watchListClient != nil:
 		semantics = s.watchListClient
+	case isClientGoFake(client):
+		semantics = noWatchList{}
 	}
 	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, semantics), example,
 		cache.SharedIndexInformerOptions{
@@ -153,6 +156,24 @@ func newInformer[L runtime.Object](client cache.ListWatchClient[L], s settings, 
 			DefaultHandlerMaxPending: s.defaultHandlerMaxPending,
 		})
 }
+
+// clientGoFake is implemented by client-go's generated fake typed clients (those of
+// k8s.io/client-go/kubernetes/fake, and of the fake clientsets generated for other API groups),
+// which embed *k8s.io/client-go/testing.Fake. Their watches ignore SendInitialEvents and never
+// end a watch-list's initial events. client-go's generated factory learns this from the fake
+// clientset it is given; kcache's factory is given only the typed client, so it looks for this
+// method, which no real client has.
+type clientGoFake interface{ ClearActions() }
+
+func isClientGoFake(client any) bool {
+	_, ok := client.(clientGoFake)
+	return ok
+}
+
+// noWatchList says that its client cannot serve streaming watch-lists.
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
 // failingClient is a client whose calls fail with err.
 type failingClient[L runtime.Object] struct{ err error }
