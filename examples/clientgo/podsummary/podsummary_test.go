@@ -23,7 +23,8 @@ func pod(ns, name string, phase corev1.PodPhase) *corev1.Pod {
 // follow pod changes, and come back when deleted.
 func TestController(t *testing.T) {
 	cs := fake.NewClientset(pod("a", "p1", corev1.PodRunning), pod("a", "p2", ""), pod("b", "p3", corev1.PodSucceeded))
-	factory := informers.NewSharedInformerFactoryWithOptions(0, informers.WithWatchListSemanticsOf(cs))
+	// No WithWatchListSemanticsOf(cs): the factory recognizes client-go's fake typed clients.
+	factory := informers.NewSharedInformerFactory(0)
 	c, err := podsummary.New(factory, cs.CoreV1())
 	if err != nil {
 		t.Fatal(err)
