@@ -8,7 +8,7 @@ GOIMPORTS_VERSION   := v0.52.0
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz cover example integration compat tools clean
+.PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz cover example integration compat compat-matrix tools clean
 
 all: test
 
@@ -84,6 +84,13 @@ cover:
 ## (test/compat, a module of its own so the root module never depends on client-go).
 compat:
 	cd test/compat && $(GO) test -count=1 ./...
+
+## compat-matrix: build the root module and run its tests (without the race detector) against
+## the newest k8s.io/apimachinery of every supported Kubernetes minor (README, "Supported
+## versions"); go.mod holds the lowest, which `make test` covers. Knob: COMPAT_VERSIONS.
+COMPAT_VERSIONS ?= v0.34.13 v0.35.10 v0.36.6 v0.37.2
+compat-matrix:
+	COMPAT_VERSIONS='$(COMPAT_VERSIONS)' test/compat-matrix.sh
 
 ## integration: build (or reuse cached) etcd and kube-apiserver from Go modules, then run
 ## test/integration against them. See README.md, "Integration tests".

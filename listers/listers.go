@@ -78,6 +78,10 @@ func (l ResourceIndexer[T]) List(selector labels.Selector) (ret []T, err error) 
 // cluster-scoped object called name). If there is none, the error is a NotFound API error for
 // the lister's resource (apierrors.IsNotFound reports true for it).
 //
+// For a namespaced type, call Get on a lister made by NewNamespaced. Get on the all-namespaces
+// lister of a namespaced type compiles but always returns NotFound, since it looks up the key
+// of a cluster-scoped object; client-go's generated listers have no such method.
+//
 // kcache difference: if the stored object is not a T, Get returns an error naming the expected
 // and the actual type; client-go panics.
 func (l ResourceIndexer[T]) Get(name string) (T, error) {
