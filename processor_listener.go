@@ -26,6 +26,9 @@ const (
 	// pauseAfterPanic is how long a listener waits before its next delivery after a handler
 	// panicked (only reachable when utilruntime.ReallyCrash is false).
 	pauseAfterPanic = time.Second
+	// panicLogInterval is the least time between two logged stacks of one handler's contained
+	// panics: a handler that panics on every notification must not flood the log.
+	panicLogInterval = 10 * time.Second
 )
 
 // ResourceEventHandlerRegistration is the handle AddEventHandler returns for one handler. Pass
@@ -146,6 +149,11 @@ type processorListener struct {
 	containPanics bool
 	// metrics is nil unless the informer's metrics provider implements HandlerMetricsProvider.
 	metrics *handlerMetrics
+	// nextPanicLog is the earliest time the stack of a contained panic is logged again, and
+	// unloggedPanics counts the contained panics since the last logged one. Only run's
+	// goroutine touches them.
+	nextPanicLog   time.Time
+	unloggedPanics int
 
 	// mu guards pending, closed and running.
 	mu      sync.Mutex
@@ -388,8 +396,8 @@ func (p *processorListener) pause() bool {
 // utilruntime.PanicHandlers, and then, when utilruntime.ReallyCrash is true (the default),
 // re-raised so that the process crashes, exactly as in client-go. With ReallyCrash false the
 // notification is skipped and the caller pauses before the next one. With containPanics the
-// panic is logged with the handler's name and stack, counted, and the notification skipped,
-// without a pause.
+// panic is counted and the notification skipped, without a pause; see reportContainedPanic
+// for the log.
 func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
 	if d.initialAdds > 0 {
 		defer func() {
@@ -426,14 +434,30 @@ func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
 	return true
 }
 
-// reportContainedPanic logs and counts a panic of the handler on n that containPanics caught.
+// reportContainedPanic counts a panic of the handler on n that containPanics caught, and logs
+// it with the handler's name and stack — at most once per panicLogInterval on the listener's
+// clock. The panics in between are logged at V(4) without a stack, and the next logged one
+// says how many there were (panicsNotLogged).
 func (p *processorListener) reportContainedPanic(n notification, r interface{}) {
-	kind := map[notificationKind]string{notifyAdd: "OnAdd", notifyUpdate: "OnUpdate", notifyDelete: "OnDelete"}[n.kind()]
-	p.logger.Error(fmt.Errorf("cache: event handler panicked: %v", r), "Event handler panicked, notification dropped",
-		"handler", p.handlerName, "method", kind, "stack", string(debug.Stack()))
 	if p.metrics != nil {
 		p.metrics.panics.Inc()
 	}
+	kind := map[notificationKind]string{notifyAdd: "OnAdd", notifyUpdate: "OnUpdate", notifyDelete: "OnDelete"}[n.kind()]
+	err := fmt.Errorf("cache: event handler panicked: %v", r)
+	now := p.clock.Now()
+	if now.Before(p.nextPanicLog) {
+		p.unloggedPanics++
+		p.logger.V(4).Info("Event handler panicked again, notification dropped; stack not logged",
+			"handler", p.handlerName, "method", kind, "err", err)
+		return
+	}
+	p.nextPanicLog = now.Add(panicLogInterval)
+	kv := []interface{}{"handler", p.handlerName, "method", kind, "stack", string(debug.Stack())}
+	if p.unloggedPanics > 0 {
+		kv = append(kv, "panicsNotLogged", p.unloggedPanics)
+		p.unloggedPanics = 0
+	}
+	p.logger.Error(err, "Event handler panicked, notification dropped", kv...)
 }
 
 // logIfSlow logs the "processorListener handler" trace of client-go when the handler call that

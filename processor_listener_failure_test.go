@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/klog/v2"
@@ -136,9 +137,10 @@ func BenchmarkListener(b *testing.B) {
 }
 
 // TestProcessorListenerContainPanics: with containPanics, a panic neither crashes (even with
-// utilruntime.ReallyCrash on, the default) nor pauses the listener: it is logged with the
-// handler's name and stack and counted, the notification is dropped, and a panicking
-// initial-list add still counts as processed.
+// utilruntime.ReallyCrash on, the default) nor pauses the listener: it is counted, the first
+// is logged with the handler's name and stack, the notification is dropped, and a panicking
+// initial-list add still counts as processed. (The second panic, at the same instant, is
+// counted but its stack not logged: see TestProcessorListenerPanicLogRate.)
 func TestProcessorListenerContainPanics(t *testing.T) {
 	if !utilruntime.ReallyCrash {
 		t.Fatal("test expects utilruntime.ReallyCrash on")
@@ -175,10 +177,10 @@ func TestProcessorListenerContainPanics(t *testing.T) {
 	if n := metrics.panics.n.Load(); n != 2 {
 		t.Fatalf("panics counted %d, want 2", n)
 	}
-	if n := log.count("Event handler panicked"); n != 2 {
-		t.Fatalf("logged %d panics, want 2:\n%s", n, strings.Join(log.lines, "\n"))
+	if n := log.count("Event handler panicked, notification dropped"); n != 1 {
+		t.Fatalf("logged %d panics, want 1:\n%s", n, strings.Join(log.lines, "\n"))
 	}
-	if log.count(l.handlerName) < 2 || log.count("handler fails on bad") < 2 || log.count("processor_listener") < 2 {
+	if log.count(l.handlerName) < 1 || log.count("handler fails on bad") < 1 || log.count("processor_listener") < 1 {
 		t.Fatalf("panic log lacks the handler name, the panic value or the stack:\n%s", strings.Join(log.lines, "\n"))
 	}
 }
@@ -188,4 +190,92 @@ func newHandlerMetricsForTest(provider InformerMetricsProvider) *handlerMetrics 
 	ResetInformerNamesForTesting()
 	name, _ := NewInformerName("handler-metrics-test")
 	return newHandlerMetrics(name.WithResource(schema.GroupVersionResource{Resource: "pods"}), provider, "h")
+}
+
+// TestProcessorListenerPanicLogRate: a handler whose contained panics repeat has every panic
+// counted, but its stacks logged at most once per panicLogInterval on the listener's clock;
+// the panics in between go to V(4) without a stack, and the next logged stack says how many
+// there were. Each handler has its own budget.
+func TestProcessorListenerPanicLogRate(t *testing.T) {
+	defer ResetInformerNamesForTesting()
+	var log coTestLog
+	logger := funcr.New(func(_, args string) {
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		log.lines = append(log.lines, args)
+	}, funcr.Options{Verbosity: 4})
+	metrics := &coTestMetrics{}
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	up := newInfTestChecker("up")
+	newListener := func(metrics *handlerMetrics) (*processorListener, *infTestRecorder) {
+		rec := newInfTestRecorder()
+		rec.panicOn = "bad"
+		l := newProcessListener(logger, rec, 0, 0, clk, up)
+		l.configure(-1, true, metrics)
+		return l, rec
+	}
+	a, recA := newListener(newHandlerMetricsForTest(metrics))
+	b, recB := newListener(nil)
+	p := newSharedProcessor(clk)
+	p.addListener(a, nil)
+	p.addListener(b, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// panics delivers n panicking notifications to both handlers and waits for them.
+	panics := func(n int) {
+		t.Helper()
+		for range n {
+			p.distribute(updateNotification("bad", "bad"), false)
+		}
+		for _, rec := range []*infTestRecorder{recA, recB} {
+			for range n {
+				rec.next(t)
+			}
+		}
+		// The panic is reported after the handler call the recorder saw: wait for the
+		// listener to take the next notification, which it does only after reporting.
+		p.distribute(updateNotification("ok", "ok"), false)
+		for _, rec := range []*infTestRecorder{recA, recB} {
+			if e := rec.next(t); e.obj != "ok" {
+				t.Fatalf("got %v, want the notification after the panics", e)
+			}
+		}
+	}
+	stacks := func() int { return log.count("Event handler panicked, notification dropped") }
+	steps := []struct {
+		advance    time.Duration
+		panics     int
+		wantStacks int    // logged stacks so far, both handlers
+		wantQuiet  int    // V(4) lines so far, both handlers
+		wantNote   string // in the log once the step is done
+	}{
+		{0, 5, 2, 8, ""},
+		{panicLogInterval / 2, 3, 2, 14, ""},
+		{panicLogInterval / 2, 2, 4, 16, "panicsNotLogged\"=7"},
+		{panicLogInterval, 1, 6, 16, ""},
+	}
+	total := 0
+	for i, st := range steps {
+		clk.Step(st.advance)
+		panics(st.panics)
+		total += st.panics
+		if got := stacks(); got != st.wantStacks {
+			t.Fatalf("step %d: %d stacks logged, want %d:\n%s", i, got, st.wantStacks, strings.Join(log.lines, "\n"))
+		}
+		if got := log.count("stack not logged"); got != st.wantQuiet {
+			t.Fatalf("step %d: %d V(4) lines, want %d:\n%s", i, got, st.wantQuiet, strings.Join(log.lines, "\n"))
+		}
+		if st.wantNote != "" && log.count(st.wantNote) != 2 {
+			t.Fatalf("step %d: want %s from both handlers:\n%s", i, st.wantNote, strings.Join(log.lines, "\n"))
+		}
+		if n := metrics.panics.n.Load(); int(n) != total {
+			t.Fatalf("step %d: %d panics counted, want %d", i, n, total)
+		}
+	}
+	if log.count("stack\"=") != stacks() || log.count("processor_listener") < stacks() {
+		t.Fatalf("a logged panic lacks its stack:\n%s", strings.Join(log.lines, "\n"))
+	}
 }

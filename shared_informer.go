@@ -160,13 +160,15 @@ type HandlerOptions struct {
 	// kcache extension.
 	MaxPending *int
 
-	// ContainPanics, when true, contains a panic of the handler: it is logged with the
-	// handler's name and stack, counted (HandlerMetricsProvider), and the notification is
-	// dropped; the process does not crash and the handler gets the next notification without
-	// a pause. An initial-list add that panicked still counts as processed for HasSynced.
-	// Defaults to nil, client-go's behaviour: the panic goes to utilruntime.HandleCrash, which
-	// crashes the process unless utilruntime.ReallyCrash is false, in which case the
-	// notification is dropped and the handler paused for one second.
+	// ContainPanics, when true, contains a panic of the handler: it is counted
+	// (HandlerMetricsProvider), logged with the handler's name and stack, and the notification
+	// is dropped; the process does not crash and the handler gets the next notification without
+	// a pause. A handler's stacks are logged at most once every 10 seconds: the panics in
+	// between are logged at V(4) without a stack, and the next logged one carries their number
+	// (panicsNotLogged). An initial-list add that panicked still counts as processed for
+	// HasSynced. Defaults to nil, client-go's behaviour: the panic goes to
+	// utilruntime.HandleCrash, which crashes the process unless utilruntime.ReallyCrash is
+	// false, in which case the notification is dropped and the handler paused for one second.
 	//
 	// kcache extension.
 	ContainPanics *bool
