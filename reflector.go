@@ -295,7 +295,10 @@ func (r *Reflector) ListAndWatch(stopCh <-chan struct{}) error {
 // nil) is an error; a Watch that returns neither a watch nor an error is an error; watch events
 // whose object is nil, has no metadata, or has the wrong type or GroupVersionKind are logged and
 // dropped; a watch.Error event whose object is not a Status ends the watch like any other error
-// event (the next round lists again). A panic in the ListerWatcher propagates to the caller
+// event (the next round lists again); a bookmark without a resourceVersion is logged and
+// dropped, and one that ends a watch-list's initial events makes the Reflector fall back to a
+// LIST; an object without a resourceVersion is applied but does not move the last resource
+// version. A panic in the ListerWatcher propagates to the caller
 // with its own stack (RunWithContext logs and re-raises it).
 func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	ctx = r.withLogger(ctx)

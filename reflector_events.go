@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"time"
 
@@ -13,6 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/klog/v2"
 )
+
+// errInitialEventsEndWithoutRV fails a watch-list whose initial events end with a bookmark
+// that carries no resource version: the Reflector cannot tell which version the list reflects,
+// so it falls back to a LIST.
+var errInitialEventsEndWithoutRV = errors.New("cache: the bookmark ending the initial events of a watch-list has no resourceVersion")
 
 // watchHandler turns the events of one watch into writes on a store.
 type watchHandler struct {
@@ -42,9 +48,13 @@ func (h *watchHandler) run(ctx context.Context, start time.Time, w watch.Interfa
 // mode, when the caller keeps watching on it.
 //
 // Each event's resource version goes to setRV after the event is applied, with
-// pastSyntheticAdds true once an event other than Added was seen. Events whose object has the
-// wrong type or GroupVersionKind, is a server-side Table, or has no metadata are logged and
-// dropped; store errors are logged and the event counts as handled.
+// pastSyntheticAdds true once an event other than Added was seen; an empty resource version
+// does not (client-go would resume the next watch from "", the current state, missing the
+// deletions in between). Events whose object has the wrong type or GroupVersionKind, is a
+// server-side Table, or has no metadata are logged and dropped, and so are bookmarks without a
+// resource version — except the bookmark ending a watch-list's initial events, which then
+// fails it with errInitialEventsEndWithoutRV. Store errors are logged and the event counts as
+// handled.
 //
 // In initial-events mode, a stream that has sent nothing for initialEventsEndTimeout (no event
 // yet, or none since the last one) returns an error wrapping errInitialEventsEndMissing.
@@ -105,15 +115,26 @@ func (h *watchHandler) consume(ctx context.Context, start time.Time, w watch.Int
 				continue
 			}
 			rv := accessor.GetResourceVersion()
+			endMark := event.Type == watch.Bookmark && accessor.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+			if event.Type == watch.Bookmark && rv == "" {
+				// A bookmark is nothing but a resource version: without one it is malformed.
+				utilruntime.HandleErrorWithContext(ctx, nil, "Watch bookmark without a resourceVersion", "reflector", r.name)
+				if endMark && h.initialEvents {
+					return false, errInitialEventsEndWithoutRV
+				}
+				continue
+			}
 			switch event.Type {
 			case watch.Modified, watch.Deleted, watch.Bookmark:
 				pastSyntheticAdds = true
 			}
-			if event.Type == watch.Bookmark && accessor.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-				initialEventsEnd = true
-			}
+			initialEventsEnd = initialEventsEnd || endMark
 			h.apply(ctx, event, rv)
-			setRV(rv, pastSyntheticAdds)
+			if rv != "" {
+				// An object without a resource version does not tell where the watch is:
+				// the last known version stays, so that a resumed watch misses nothing.
+				setRV(rv, pastSyntheticAdds)
+			}
 			eventCount++
 			if h.initialEvents && initialEventsEnd {
 				keepOpen = true

@@ -60,6 +60,12 @@ func TestReflectorEventChecks(t *testing.T) {
 			event: watch.Event{Type: watch.Deleted, Object: reflTestPod("a", "6")}, wantRV: "6"},
 		{name: "failed bookmark still moves the RV", expectedType: &v1.Pod{}, store: func() ReflectorStore { return reflTestFailingStore{newReflTestStore()} },
 			event: watch.Event{Type: watch.Bookmark, Object: reflTestBookmark("6", false)}, wantRV: "6"},
+		// Found by FuzzReflector: a bookmark without a version set the RV to "", so the next
+		// watch started from the current state and deletions in between were never seen.
+		{name: "bookmark without a resourceVersion is dropped", expectedType: &v1.Pod{},
+			event: watch.Event{Type: watch.Bookmark, Object: reflTestBookmark("", false)}, wantRV: "5"},
+		{name: "object without a resourceVersion keeps the RV", expectedType: &v1.Pod{},
+			event: watch.Event{Type: watch.Modified, Object: reflTestPod("a", "")}, wantApplied: true, wantRV: "5"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

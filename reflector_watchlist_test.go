@@ -109,6 +109,11 @@ func TestReflectorWatchListRetriesAndFallback(t *testing.T) {
 		{name: "unsupported on the call", watchErr: apierrors.NewBadRequest("sendInitialEvents is forbidden"), wantFallback: true},
 		{name: "very short watch falls back", stream: func(w *watch.FakeWatcher) { w.Stop() }, wantFallback: true},
 		{name: "other error in the stream", stream: func(w *watch.FakeWatcher) { w.Error(&apierrors.NewBadRequest("no").ErrStatus) }, wantFallback: true},
+		// Found by FuzzReflector: the store was filled at resourceVersion "".
+		{name: "initial events end without a resourceVersion", stream: func(w *watch.FakeWatcher) {
+			w.Add(reflTestPod("a", "50"))
+			w.Action(watch.Bookmark, reflTestBookmark("", true))
+		}, wantFallback: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
