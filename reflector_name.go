@@ -45,12 +45,21 @@ func nameFromCallsite() string {
 // function, its file and its line.
 var goroutineCreator = regexp.MustCompile(`(?m)^created by (\S+)(?: in goroutine \d+)?\n\s+(.*):(\d+)(?: \+0x[[:xdigit:]]+)?$`)
 
-// inThisPackage reports whether function (a runtime function name) belongs to this package.
-// Subpackages (github.com/kcache/cache/testing…) and the external test package cache_test do
-// not.
+// bridgePackage is the import path of the clientgo bridge, whose informers call this package's
+// on their user's behalf: its frames are skipped like this package's, so that a Reflector is
+// named after the code that runs a bridge informer, as client-go names it.
+const bridgePackage = thisPackage + "/clientgo"
+
+// inThisPackage reports whether function (a runtime function name) belongs to this package or
+// to the clientgo bridge. Other subpackages (github.com/kcache/cache/testing…) and the
+// external test packages (cache_test, clientgo_test) do not.
 func inThisPackage(function string) bool {
-	rest, ok := strings.CutPrefix(function, thisPackage)
-	return ok && strings.HasPrefix(rest, ".")
+	for _, pkg := range []string{thisPackage, bridgePackage} {
+		if rest, ok := strings.CutPrefix(function, pkg); ok && strings.HasPrefix(rest, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // sourceName names a source line by the import path of function's package and file's base

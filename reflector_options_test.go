@@ -118,6 +118,9 @@ func TestReflectorNameHelpers(t *testing.T) {
 		{"github.com/kcache/cache.(*sharedIndexInformer).RunWithContext.func1", true},
 		{"github.com/kcache/cache_test.ExampleReflector", false},
 		{"github.com/kcache/cache/testing.New", false},
+		{"github.com/kcache/cache/clientgo.(*informer).RunWithContext", true},
+		{"github.com/kcache/cache/clientgo_test.TestSetters.func4", false},
+		{"github.com/kcache/cache/clientgo/generated.NewInformerFunc[...].func1", false},
 		{"github.com/kcache/cachex.Foo", false},
 		{"main.main", false},
 	}
