@@ -205,7 +205,7 @@ func TestSetters(t *testing.T) {
 		t.Fatalf("watch error handler got reflector %v, want one with kcache's type description", r)
 	}
 	// Named, as in client-go, after the code that runs the informer, not after the bridge.
-	if !strings.Contains(r.Name(), "clientgo/informer_test.go:") {
+	if !strings.Contains(r.Name(), "/informer_test.go:") {
 		t.Fatalf("reflector name %q, want this file's line that runs the informer", r.Name())
 	}
 	if !logger.has("ConfigMap") {
