@@ -1,0 +1,106 @@
+package sharding
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	// RingLabel is the label every member Lease of a ring carries; its value is the ring's name.
+	RingLabel = "sharding.kcache.dev/ring"
+	// shardLabelPrefix starts the key of the label that names an object's shard.
+	shardLabelPrefix = "shard.sharding.kcache.dev/"
+	// drainLabelPrefix starts the key of the label that marks an object as draining.
+	drainLabelPrefix = "drain.sharding.kcache.dev/"
+	// drainValue is the value of the drain label.
+	drainValue = "true"
+)
+
+// ErrInvalidRing is wrapped by the errors that reject a ring name.
+var ErrInvalidRing = errors.New("sharding: invalid ring name")
+
+// ErrInvalidMember is wrapped by the errors that reject a member name.
+var ErrInvalidMember = errors.New("sharding: invalid member name")
+
+// Labels names the labels of one ring: the shard label whose value is the member that owns an
+// object, and the drain label that asks that member to hand the object over. The zero value
+// is not usable; build one with NewLabels.
+type Labels struct {
+	ring  string
+	shard string
+	drain string
+}
+
+// NewLabels returns the label keys of ring. The ring name becomes the name part of two label
+// keys and the value of RingLabel, so it must be a valid label value of at most 63 characters
+// that is also a valid label name: lower- or upper-case letters, digits, '-', '_' and '.',
+// starting and ending with a letter or digit. Other names get an error wrapping
+// ErrInvalidRing.
+func NewLabels(ring string) (Labels, error) {
+	if ring == "" {
+		return Labels{}, fmt.Errorf("%w: empty", ErrInvalidRing)
+	}
+	if errs := validation.IsQualifiedName(shardLabelPrefix + ring); len(errs) > 0 {
+		return Labels{}, fmt.Errorf("%w %q: %s", ErrInvalidRing, ring, strings.Join(errs, "; "))
+	}
+	if errs := validation.IsValidLabelValue(ring); len(errs) > 0 {
+		return Labels{}, fmt.Errorf("%w %q: %s", ErrInvalidRing, ring, strings.Join(errs, "; "))
+	}
+	return Labels{ring: ring, shard: shardLabelPrefix + ring, drain: drainLabelPrefix + ring}, nil
+}
+
+// validateMember checks that name can be a member: the name of its Lease and the value of the
+// shard label, so a DNS subdomain name that is also a label value (at most 63 characters,
+// lower-case letters, digits, '-' and '.').
+func validateMember(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidMember)
+	}
+	errs := validation.IsDNS1123Subdomain(name)
+	errs = append(errs, validation.IsValidLabelValue(name)...)
+	if len(errs) > 0 {
+		return fmt.Errorf("%w %q: %s", ErrInvalidMember, name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Ring returns the ring's name.
+func (l Labels) Ring() string { return l.ring }
+
+// Shard returns the key of the label whose value names the member that owns an object.
+func (l Labels) Shard() string { return l.shard }
+
+// Drain returns the key of the label that asks an object's owner to hand it over.
+func (l Labels) Drain() string { return l.drain }
+
+// MemberSelector selects the objects assigned to member: those whose shard label is member.
+// A replica's informers list and watch with it, so they carry only the replica's share.
+func (l Labels) MemberSelector(member string) labels.Selector {
+	return labels.SelectorFromSet(labels.Set{l.shard: member})
+}
+
+// UnassignedSelector selects the objects that have no shard label: new objects and objects
+// whose owner acknowledged a drain. The sharder watches them.
+func (l Labels) UnassignedSelector() labels.Selector {
+	req, err := labels.NewRequirement(l.shard, selection.DoesNotExist, nil)
+	if err != nil {
+		// The key was validated by NewLabels; an error here is a bug in this package.
+		panic(fmt.Sprintf("sharding: unassigned selector of a validated ring: %v", err))
+	}
+	return labels.NewSelector().Add(*req)
+}
+
+// LeaseSelector selects the member Leases of the ring.
+func (l Labels) LeaseSelector() labels.Selector {
+	return labels.SelectorFromSet(labels.Set{RingLabel: l.ring})
+}
+
+// stateOf reads an object's shard state from its labels.
+func (l Labels) stateOf(objLabels map[string]string) (shard string, draining bool) {
+	return objLabels[l.shard], objLabels[l.drain] != ""
+}
