@@ -9,8 +9,9 @@ import (
 // stops new work once closed. A member closes it when it may no longer act — its lease could
 // expire, or it is about to release it — and waits for the work in flight before releasing.
 type fence struct {
-	// mu guards closed, inflight and drained.
+	// mu guards opened, closed, inflight and drained.
 	mu       sync.Mutex
+	opened   bool
 	closed   bool
 	inflight int
 	// drained is closed when the fence is closed and nothing is in flight.
@@ -26,11 +27,19 @@ func newFence() *fence {
 	return &fence{drained: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
-// enter starts one unit of work and reports whether it may run; false once closed.
+// open lets work in: a new fence admits nothing until the lease is first held.
+func (f *fence) open() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opened = true
+}
+
+// enter starts one unit of work and reports whether it may run; false before open and once
+// closed.
 func (f *fence) enter() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.closed {
+	if !f.opened || f.closed {
 		return false
 	}
 	f.inflight++

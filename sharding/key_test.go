@@ -55,7 +55,10 @@ func TestNewLabels(t *testing.T) {
 		wantErr bool
 	}{
 		{"web", false},
-		{"my.ring_1-a", false},
+		{"my-ring-1", false},
+		{"my.ring", true},
+		{"Web", true},
+		{"a_b", true},
 		{strings.Repeat("r", 63), false},
 		{"", true},
 		{strings.Repeat("r", 64), true},

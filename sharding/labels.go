@@ -37,20 +37,17 @@ type Labels struct {
 }
 
 // NewLabels returns the label keys of ring. The ring name becomes the name part of two label
-// keys and the value of RingLabel, so it must be a valid label value of at most 63 characters
-// that is also a valid label name: lower- or upper-case letters, digits, '-', '_' and '.',
-// starting and ending with a letter or digit. Other names get an error wrapping
-// ErrInvalidRing.
+// keys, the value of RingLabel and part of the sharder Lease's name, so it must be a DNS label:
+// at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit.
+// Other names get an error wrapping ErrInvalidRing.
 func NewLabels(ring string) (Labels, error) {
 	if ring == "" {
 		return Labels{}, fmt.Errorf("%w: empty", ErrInvalidRing)
 	}
-	if errs := validation.IsQualifiedName(shardLabelPrefix + ring); len(errs) > 0 {
+	if errs := validation.IsDNS1123Label(ring); len(errs) > 0 {
 		return Labels{}, fmt.Errorf("%w %q: %s", ErrInvalidRing, ring, strings.Join(errs, "; "))
 	}
-	if errs := validation.IsValidLabelValue(ring); len(errs) > 0 {
-		return Labels{}, fmt.Errorf("%w %q: %s", ErrInvalidRing, ring, strings.Join(errs, "; "))
-	}
+	// A DNS label is a valid label value and label name, so the keys below are valid.
 	return Labels{ring: ring, shard: shardLabelPrefix + ring, drain: drainLabelPrefix + ring}, nil
 }
 

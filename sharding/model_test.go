@@ -115,6 +115,7 @@ func (s *sim) join() {
 	s.joined++
 	m := &simMember{name: name, alive: true, lastRenew: s.now, fence: newFence(),
 		cache: map[string]State{}, inflight: map[string][]func(){}}
+	m.fence.open()
 	lookup := func(key string) (interface{}, bool, error) {
 		st, ok := m.cache[key]
 		if !ok {

@@ -1,0 +1,268 @@
+package sharding
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/kcache/cache"
+	"github.com/kcache/cache/informers"
+	"github.com/kcache/cache/workqueue"
+)
+
+// sharder is the elected replica's work: it keeps the ring view, labels unassigned objects as
+// they appear (a watch of objects without a shard label), and on every membership change runs
+// a pass over all objects of the ring's resources that drains, reassigns and assigns them.
+// Objects are read and written through the metadata API only.
+type sharder struct {
+	labels      Labels
+	resources   []Resource
+	meta        metadata.Interface
+	leases      coordinationv1client.LeasesGetter
+	namespace   string
+	timing      LeaseTiming
+	clock       clock.WithTickerAndDelayedExecution
+	concurrency int
+	resync      time.Duration
+	followUp    time.Duration
+	logger      klog.Logger
+}
+
+// item is one unassigned object the sharder's queue holds.
+type item struct {
+	resource int // index into resources; controlled resources follow at offsets (see kinds)
+	key      string
+}
+
+// kind is one resource the sharder watches: a reconciled resource, or a controlled resource
+// of one.
+type kind struct {
+	gvr        schema.GroupVersionResource
+	owner      int  // index of the reconciled resource
+	controlled bool // follows its controlling owner
+}
+
+// kinds lists the reconciled resources, then every controlled resource.
+func (s *sharder) kinds() []kind {
+	var out []kind
+	for i, r := range s.resources {
+		out = append(out, kind{gvr: r.Resource, owner: i})
+	}
+	for i, r := range s.resources {
+		for _, c := range r.Controlled {
+			out = append(out, kind{gvr: c, owner: i, controlled: true})
+		}
+	}
+	return out
+}
+
+// lead runs until ctx is done: ctx is the sharder lease's fence.
+func (s *sharder) lead(ctx context.Context) {
+	logger := s.logger.WithValues("ring", s.labels.Ring())
+	ctx = klog.NewContext(ctx, logger)
+	logger.Info("Became the sharder")
+	defer logger.Info("Stopped being the sharder")
+
+	view := newRingView(s.clock, s.timing.LeaseDuration)
+	defer view.stop()
+	leaseFactory := informers.NewSharedInformerFactoryWithOptions(0,
+		informers.WithNamespace(s.namespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.labels.LeaseSelector().String() }))
+	leaseInformer := informers.For[*leaseType](leaseFactory, s.leases.Leases)
+	if _, err := leaseInformer.TypedInformer().AddTypedEventHandler(view.handler()); err != nil {
+		logger.Error(err, "Adding the lease handler")
+		return
+	}
+
+	kinds := s.kinds()
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[item](),
+		workqueue.TypedRateLimitingQueueConfig[item]{Name: "sharder-" + s.labels.Ring(), Clock: s.clock})
+	objFactory := informers.NewSharedInformerFactoryWithOptions(0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.labels.UnassignedSelector().String() }),
+		informers.WithTransform(cache.TransformStripManagedFields()))
+	stores := make([]cache.Store, len(kinds))
+	for i, k := range kinds {
+		inf := informers.ForResource(objFactory, k.gvr, s.meta.Resource(k.gvr).Namespace).Informer()
+		stores[i] = inf.GetStore()
+		enqueue := func(obj interface{}) {
+			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
+				queue.Add(item{resource: i, key: key})
+			}
+		}
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, obj interface{}) { enqueue(obj) },
+		}); err != nil {
+			logger.Error(err, "Adding the object handler")
+			return
+		}
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer leaseFactory.Shutdown()
+	defer objFactory.Shutdown()
+	defer queue.ShutDown()
+	leaseFactory.StartWithContext(ctx)
+	objFactory.StartWithContext(ctx)
+	if err := leaseFactory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return
+	}
+	if err := objFactory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		return
+	}
+
+	p := &pass{s: s, view: view, kinds: kinds, confirmed: map[string]bool{}}
+	passNow := make(chan struct{}, 1)
+	for range s.concurrency {
+		wg.Go(func() {
+			for s.assignNext(ctx, queue, kinds, stores, view, p, passNow) {
+			}
+		})
+	}
+	s.passLoop(ctx, view, p, passNow)
+}
+
+// assignNext labels one unassigned object from the queue; false once the queue shut down.
+func (s *sharder) assignNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[item], kinds []kind,
+	stores []cache.Store, view *ringView, p *pass, passNow chan<- struct{}) bool {
+	it, shutdown := queue.Get()
+	if shutdown {
+		return false
+	}
+	defer queue.Done(it)
+	obj, exists, err := stores[it.resource].GetByKey(it.key)
+	if err != nil || !exists {
+		queue.Forget(it)
+		return true
+	}
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		queue.Forget(it)
+		return true
+	}
+	k := kinds[it.resource]
+	snap := view.snapshot()
+	var a Action
+	if k.controlled {
+		owner, ok := snap.Owner(s.ownerKey(k, m))
+		a = DecideControlled(State{}, owner, ok)
+	} else {
+		a = Decide(s.resources[k.owner].key(m), State{}, snap)
+	}
+	if a.Kind != AssignTo {
+		queue.Forget(it)
+		return true
+	}
+	if err := s.patch(ctx, k.gvr, m.GetNamespace(), m.GetName(), m.GetResourceVersion(), a); err != nil && !apierrors.IsNotFound(err) {
+		if ctx.Err() == nil {
+			queue.AddRateLimited(it)
+		}
+		return true
+	}
+	queue.Forget(it)
+	if !k.controlled && len(s.resources[k.owner].Controlled) > 0 {
+		// Its controlled objects follow it in a pass.
+		select {
+		case passNow <- struct{}{}:
+		default:
+		}
+	}
+	return true
+}
+
+// passLoop runs passes on membership changes, when a pass left work pending, when an owner
+// with controlled objects was assigned, and every resync period.
+func (s *sharder) passLoop(ctx context.Context, view *ringView, p *pass, passNow <-chan struct{}) {
+	logger := klog.FromContext(ctx)
+	resync := s.clock.NewTicker(s.resync)
+	defer resync.Stop()
+	var followUp clock.Timer
+	defer func() {
+		if followUp != nil {
+			followUp.Stop()
+		}
+	}()
+	followUpC := func() <-chan time.Time {
+		if followUp == nil {
+			return nil
+		}
+		return followUp.C()
+	}
+	trigger := true
+	for {
+		if trigger {
+			start := s.clock.Now()
+			pending, err := p.run(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				logger.Error(err, "Sharding pass failed")
+			}
+			logger.V(4).Info("Sharding pass", "duration", s.clock.Since(start), "pending", pending, "members", view.snapshot().Members())
+			view.prune(s.timing.LeaseDuration)
+			if followUp != nil {
+				followUp.Stop()
+				followUp = nil
+			}
+			if pending || err != nil {
+				followUp = s.clock.NewTimer(s.followUp)
+			}
+			trigger = false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-view.changed:
+		case <-passNow:
+		case <-resync.C():
+		case <-followUpC():
+			followUp = nil
+		}
+		trigger = true
+	}
+}
+
+// ownerKey is the shard key of a controlled object: its owner's key under the owner
+// resource's key function (namespace/name of the controlling owner by default), or its own
+// namespace/name if it has no controller.
+func (s *sharder) ownerKey(k kind, m metav1.Object) string {
+	ref := metav1.GetControllerOfNoCopy(m)
+	if ref == nil {
+		return KeyByName(m)
+	}
+	return s.resources[k.owner].key(&metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: ref.Name})
+}
+
+// patch carries out a, conditioned on the object's resourceVersion still being rv.
+func (s *sharder) patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name, rv string, a Action) error {
+	lbls := map[string]interface{}{}
+	switch a.Kind {
+	case AssignTo, Reassign:
+		lbls[s.labels.Shard()] = a.To
+		lbls[s.labels.Drain()] = nil
+	case DrainFrom:
+		lbls[s.labels.Drain()] = drainValue
+	default:
+		return nil
+	}
+	body, err := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": rv, "labels": lbls},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.meta.Resource(gvr).Namespace(namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})
+	return err
+}
