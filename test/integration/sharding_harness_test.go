@@ -1,0 +1,315 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/connrotation"
+
+	"github.com/kcache/cache"
+	"github.com/kcache/cache/informers"
+	"github.com/kcache/cache/listers"
+	"github.com/kcache/cache/sharding"
+	"github.com/kcache/cache/workqueue"
+)
+
+var (
+	configMapsResource = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	secretsResource    = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// Every reconcile takes reconcileWork and requeues its key reconcileAgain later, so each
+// object is being reconciled a fifth of the time and every hand-over meets reconciles in
+// flight. A replica runs enough workers (env.workers) that keys do not wait in its queue: a
+// new owner starts reconciling a key as soon as its informer delivers it.
+const (
+	reconcileWork  = 50 * time.Millisecond
+	reconcileAgain = 200 * time.Millisecond
+)
+
+// interval is one reconcile of one key by one replica.
+type interval struct {
+	replica    string
+	start, end time.Time
+}
+
+// reconcileLog records every reconcile's [start, end) per key across replicas.
+type reconcileLog struct {
+	// mu guards byKey.
+	mu    sync.Mutex
+	byKey map[string][]interval
+}
+
+func newReconcileLog() *reconcileLog { return &reconcileLog{byKey: map[string][]interval{}} }
+
+func (l *reconcileLog) add(key string, iv interval) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.byKey[key] = append(l.byKey[key], iv)
+}
+
+// overlaps returns a description of every pair of reconciles of one key by two replicas whose
+// intervals intersect, and the number of reconciles checked.
+func (l *reconcileLog) overlaps() (found []string, total int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for key, ivs := range l.byKey {
+		total += len(ivs)
+		sorted := slices.Clone(ivs)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].start.Before(sorted[j].start) })
+		// Every interval that started earlier and ends after this one starts overlaps it.
+		var open []interval
+		for _, iv := range sorted {
+			kept := open[:0]
+			for _, o := range open {
+				if o.end.After(iv.start) {
+					kept = append(kept, o)
+					if o.replica != iv.replica {
+						found = append(found, fmt.Sprintf("%s: %s [%s, %s) and %s [%s, %s)", key,
+							o.replica, o.start.Format("15:04:05.000000"), o.end.Format("15:04:05.000000"),
+							iv.replica, iv.start.Format("15:04:05.000000"), iv.end.Format("15:04:05.000000")))
+					}
+				}
+			}
+			open = append(kept, iv)
+		}
+	}
+	return found, total
+}
+
+// reconciledBySince reports whether key was reconciled after since by a replica other than
+// except.
+func (l *reconcileLog) reconciledBySince(key string, since time.Time, except string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, iv := range l.byKey[key] {
+		if iv.replica != except && iv.start.After(since) {
+			return true
+		}
+	}
+	return false
+}
+
+// cuttable is a network path to the API server that the test can cut, like a crash or a
+// partition of the replica: new connections fail and open ones are closed.
+type cuttable struct {
+	cut    atomic.Bool
+	dialer *connrotation.Dialer
+}
+
+func newCuttable() *cuttable {
+	c := &cuttable{}
+	base := &net.Dialer{Timeout: 5 * time.Second}
+	c.dialer = connrotation.NewDialer(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if c.cut.Load() {
+			return nil, errors.New("partitioned")
+		}
+		return base.DialContext(ctx, network, addr)
+	})
+	return c
+}
+
+// config returns cfg going through the cuttable path.
+func (c *cuttable) config(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Dial = c.dialer.DialContext
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if c.cut.Load() {
+				return nil, errors.New("partitioned")
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	return cfg
+}
+
+func (c *cuttable) sever() {
+	c.cut.Store(true)
+	c.dialer.CloseAll()
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// replica is one sharded controller: a Shard, a kcache informer factory restricted to its
+// share (config maps and the secrets they control), a workqueue and workers that reconcile
+// config maps through the shard's gate, recording each reconcile.
+type replica struct {
+	name    string
+	shard   *sharding.Shard
+	net     *cuttable
+	cancel  context.CancelFunc
+	done    chan struct{}
+	runErr  error
+	cms     informers.TypedInformer[*corev1.ConfigMap]
+	secrets informers.TypedInformer[*corev1.Secret]
+}
+
+type shardingEnv struct {
+	t         *testing.T
+	ring      string
+	namespace string
+	timing    sharding.LeaseTiming
+	log       *reconcileLog
+	workers   int
+}
+
+func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
+	t := e.t
+	t.Helper()
+	r := &replica{name: name, net: newCuttable(), done: make(chan struct{})}
+	cfg := r.net.config(conn.Config())
+	shard, err := sharding.New(cfg, sharding.Options{
+		Ring:      e.ring,
+		Namespace: e.namespace,
+		Identity:  name,
+		Resources: []sharding.Resource{{
+			Resource:   configMapsResource,
+			Controlled: []schema.GroupVersionResource{secretsResource},
+		}},
+		LeaseTiming:   e.timing,
+		FollowUpDelay: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.shard = shard
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClientFor(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(0, informers.WithNamespace(e.namespace), shard.FactoryOption())
+	r.cms = informers.For[*corev1.ConfigMap](factory, client.CoreV1().ConfigMaps)
+	r.secrets = informers.For[*corev1.Secret](factory, client.CoreV1().Secrets)
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second))
+	enqueue := func(obj interface{}) {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			queue.Add(key)
+		}
+	}
+	if _, err := r.cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue, UpdateFunc: func(_, o interface{}) { enqueue(o) }, DeleteFunc: enqueue,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	enqueueOwner := func(obj interface{}) {
+		if s, ok := obj.(*corev1.Secret); ok {
+			if ref := metav1.GetControllerOf(s); ref != nil {
+				queue.Add(s.Namespace + "/" + ref.Name)
+			}
+		}
+	}
+	if _, err := r.secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueOwner, UpdateFunc: func(_, o interface{}) { enqueueOwner(o) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	gate := shard.Gate(configMapsResource, r.cms.Informer().GetIndexer().GetByKey)
+	cmLister := listers.NewNamespaced(r.cms.Lister(), e.namespace)
+	secretLister := listers.NewNamespaced(r.secrets.Lister(), e.namespace)
+	reconcile := func(ctx context.Context, key string) error {
+		start := time.Now()
+		defer func() { e.log.add(key, interval{replica: name, start: start, end: time.Now()}) }()
+		_, cmName, _ := cache.SplitMetaNamespaceKey(key)
+		cm, err := cmLister.Get(cmName)
+		if err != nil {
+			return nil
+		}
+		// The reconcile's own work takes a few milliseconds and stops when its context is
+		// cancelled (the member is fenced), as a reconcile must. This is the workload under test,
+		// not a wait for the test's progress.
+		work := time.NewTimer(reconcileWork)
+		defer work.Stop()
+		select {
+		case <-work.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if _, err := secretLister.Get(cmName + "-owned"); err == nil {
+			return nil
+		}
+		yes := true
+		_, err = client.CoreV1().Secrets(e.namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+			Name:            cmName + "-owned",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID, Controller: &yes}},
+		}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	var wg sync.WaitGroup
+	wg.Go(func() { r.runErr = shard.Run(ctx) })
+	wg.Go(func() {
+		select {
+		case <-shard.Ready():
+		case <-ctx.Done():
+			return
+		}
+		factory.StartWithContext(ctx)
+		var workers sync.WaitGroup
+		for range e.workers {
+			workers.Go(func() {
+				for {
+					key, shutdown := queue.Get()
+					if shutdown {
+						return
+					}
+					err := gate.Do(ctx, key, func(ctx context.Context) error { return reconcile(ctx, key) })
+					switch {
+					case err == nil:
+						// Reconcile every owned object again and again, so that reconciles are in
+						// flight whenever the ring changes.
+						queue.Forget(key)
+						queue.AddAfter(key, reconcileAgain)
+					case errors.Is(err, sharding.ErrNotAssigned), errors.Is(err, sharding.ErrHandedOver), errors.Is(err, sharding.ErrFenced):
+						queue.Forget(key)
+					default:
+						queue.AddRateLimited(key)
+					}
+					queue.Done(key)
+				}
+			})
+		}
+		<-ctx.Done()
+		queue.ShutDown()
+		workers.Wait()
+	})
+	go func() {
+		wg.Wait()
+		factory.Shutdown()
+		close(r.done)
+	}()
+	select {
+	case <-shard.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("replica %s did not get its lease", name)
+	}
+	return r
+}
+
+// stop cancels the replica and waits for it.
+func (r *replica) stop() {
+	r.cancel()
+	<-r.done
+}
