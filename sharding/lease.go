@@ -95,24 +95,22 @@ func (l *fencedLock) Update(ctx context.Context, ler resourcelock.LeaderElection
 }
 
 // renewed moves the fence deadline to sent + window, unless the fence has closed meanwhile
-// (a renewal that lands late does not reopen it).
+// (a renewal that lands late does not reopen it). The elector renews from one goroutine at a
+// time. Clock calls happen outside mu: a fake clock runs timer functions under its own lock.
 func (l *fencedLock) renewed(sent time.Time) {
+	remaining := sent.Add(l.window).Sub(l.clock.Now())
+	l.mu.Lock()
+	l.held = true
+	l.mu.Unlock()
+	l.stop()
+	if remaining <= 0 {
+		l.expire()
+		return
+	}
+	timer := l.clock.AfterFunc(remaining, l.expire)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.fence.isClosed() {
-		return
-	}
-	l.held = true
-	if l.timer != nil {
-		l.timer.Stop()
-	}
-	remaining := sent.Add(l.window).Sub(l.clock.Now())
-	if remaining <= 0 {
-		l.lost = true
-		l.fence.close()
-		return
-	}
-	l.timer = l.clock.AfterFunc(remaining, l.expire)
+	l.timer = timer
 }
 
 // expire closes the fence when the deadline passes.
@@ -135,10 +133,11 @@ func (l *fencedLock) wasLost() bool {
 // stop stops the deadline timer.
 func (l *fencedLock) stop() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.timer != nil {
-		l.timer.Stop()
-		l.timer = nil
+	timer := l.timer
+	l.timer = nil
+	l.mu.Unlock()
+	if timer != nil {
+		timer.Stop()
 	}
 }
 

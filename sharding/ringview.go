@@ -11,25 +11,29 @@ import (
 	"github.com/kcache/cache"
 )
 
-// ringView is the concurrent shell around a Ring: a lease informer's handler feeds it, a
-// timer re-evaluates it when a lease can expire, and changed receives a signal whenever the
-// live members or the gone members change.
+// ringView is the concurrent shell around a Ring: a lease informer's handler feeds it, and
+// changed receives a signal whenever the live members or the gone members change. Leases also
+// expire without an event: a timer sends on wake when the next one can, and the owner of the
+// view calls tick then (the timer function does nothing else, so no clock or lock is used
+// from inside a clock's timer).
 type ringView struct {
 	clock clock.WithDelayedExecution
-	// changed has capacity 1: a pending signal absorbs later ones.
+	// changed and wake have capacity 1: a pending signal absorbs later ones.
 	changed chan struct{}
+	wake    chan struct{}
 
 	// mu guards ring, fingerprint and timer.
 	mu          sync.Mutex
 	ring        *Ring
 	fingerprint string
 	timer       clock.Timer
+	next        time.Time
 	stopped     bool
 }
 
 // newRingView returns a view started now; names never seen are gone after grace.
 func newRingView(c clock.WithDelayedExecution, grace time.Duration) *ringView {
-	return &ringView{clock: c, ring: NewRing(c.Now(), grace), changed: make(chan struct{}, 1)}
+	return &ringView{clock: c, ring: NewRing(c.Now(), grace), changed: make(chan struct{}, 1), wake: make(chan struct{}, 1)}
 }
 
 // recordOf reads the ring's view of a Lease.
@@ -101,14 +105,24 @@ func (v *ringView) prune(keep time.Duration) {
 // stop stops the expiry timer; the view sends no more signals after it returns.
 func (v *ringView) stop() {
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.stopped = true
-	if v.timer != nil {
-		v.timer.Stop()
+	timer := v.timer
+	v.timer = nil
+	v.mu.Unlock()
+	if timer != nil {
+		timer.Stop()
 	}
 }
 
-// tick re-evaluates the view when the timer fires.
+// signalWake is the timer's function.
+func (v *ringView) signalWake() {
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+}
+
+// tick re-evaluates the view; call it when wake receives.
 func (v *ringView) tick() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -131,12 +145,14 @@ func (v *ringView) updateLocked() {
 		default:
 		}
 	}
-	if v.timer != nil {
-		v.timer.Stop()
-		v.timer = nil
-	}
-	if next, ok := v.ring.NextChange(now); ok {
-		v.timer = v.clock.AfterFunc(next.Sub(now), v.tick)
+	if next, ok := v.ring.NextChange(now); ok && !next.Equal(v.next) {
+		// Timers are rescheduled only when the next change moves (renewals do not move it
+		// much, but each is a timer less); a stale timer's wake costs one re-evaluation.
+		if v.timer != nil {
+			v.timer.Stop()
+		}
+		v.next = next
+		v.timer = v.clock.AfterFunc(next.Sub(now), v.signalWake)
 	}
 }
 

@@ -224,6 +224,9 @@ func (s *sharder) passLoop(ctx context.Context, view *ringView, p *pass, passNow
 		select {
 		case <-ctx.Done():
 			return
+		case <-view.wake:
+			view.tick() // signals changed if a lease expired
+			continue
 		case <-view.changed:
 		case <-passNow:
 		case <-resync.C():

@@ -1,0 +1,219 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// gateFixture is a gate of member "me" over a map cache, with a recording acknowledger.
+type gateFixture struct {
+	labels Labels
+	fence  *fence
+	gate   *Gate
+	// mu guards cache, acks and ackErr.
+	mu     sync.Mutex
+	cache  map[string]interface{}
+	acks   []string
+	ackErr error
+}
+
+func newGateFixture(t *testing.T) *gateFixture {
+	l, err := NewLabels("ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := &gateFixture{labels: l, fence: newFence(), cache: map[string]interface{}{}}
+	fx.fence.open()
+	t.Cleanup(func() { fx.fence.close() })
+	lookup := func(key string) (interface{}, bool, error) {
+		fx.mu.Lock()
+		defer fx.mu.Unlock()
+		if key == "ns/broken" {
+			return nil, false, errors.New("indexer failed")
+		}
+		o, ok := fx.cache[key]
+		return o, ok, nil
+	}
+	ack := func(_ context.Context, ns, name, member string) error {
+		fx.mu.Lock()
+		defer fx.mu.Unlock()
+		fx.acks = append(fx.acks, ns+"/"+name+"@"+member)
+		return fx.ackErr
+	}
+	fx.gate = newGate(l, "me", lookup, ack, fx.fence)
+	return fx
+}
+
+func (fx *gateFixture) put(key, shard string, draining bool) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	lbls := map[string]string{}
+	if shard != "" {
+		lbls[fx.labels.Shard()] = shard
+	}
+	if draining {
+		lbls[fx.labels.Drain()] = drainValue
+	}
+	ns, name := splitKey(key)
+	fx.cache[key] = &metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}
+}
+
+func (fx *gateFixture) remove(key string) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	delete(fx.cache, key)
+}
+
+func (fx *gateFixture) ackCount() int {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	return len(fx.acks)
+}
+
+// do runs the gate for key with a reconcile that records whether it ran.
+func (fx *gateFixture) do(key string) (ran bool, err error) {
+	err = fx.gate.Do(context.Background(), key, func(context.Context) error {
+		ran = true
+		return nil
+	})
+	return ran, err
+}
+
+func TestGateDecisions(t *testing.T) {
+	cases := []struct {
+		name     string
+		setup    func(fx *gateFixture)
+		key      string
+		wantRan  bool
+		wantErr  error
+		wantAcks int
+	}{
+		{"assigned here runs", func(fx *gateFixture) { fx.put("ns/a", "me", false) }, "ns/a", true, nil, 0},
+		{"not cached is not ours", func(fx *gateFixture) {}, "ns/a", false, ErrNotAssigned, 0},
+		{"cached for another member is not ours", func(fx *gateFixture) { fx.put("ns/a", "other", false) }, "ns/a", false, ErrNotAssigned, 0},
+		{"draining is acknowledged", func(fx *gateFixture) { fx.put("ns/a", "me", true) }, "ns/a", false, ErrHandedOver, 1},
+		{"an acknowledgement whose condition failed still hands over", func(fx *gateFixture) {
+			fx.put("ns/a", "me", true)
+			fx.ackErr = fmt.Errorf("test op failed: %w", errStateChanged)
+		}, "ns/a", false, ErrHandedOver, 1},
+		{"a fenced member reconciles nothing", func(fx *gateFixture) {
+			fx.put("ns/a", "me", false)
+			fx.fence.close()
+		}, "ns/a", false, ErrFenced, 0},
+		{"a fenced member acknowledges nothing", func(fx *gateFixture) {
+			fx.put("ns/a", "me", true)
+			fx.fence.close()
+		}, "ns/a", false, ErrFenced, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newGateFixture(t)
+			tc.setup(fx)
+			ran, err := fx.do(tc.key)
+			if ran != tc.wantRan || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
+				t.Fatalf("Do ran %v with %v; want ran %v with %v", ran, err, tc.wantRan, tc.wantErr)
+			}
+			if got := fx.ackCount(); got != tc.wantAcks {
+				t.Fatalf("%d acknowledgements, want %d", got, tc.wantAcks)
+			}
+		})
+	}
+}
+
+func TestGateLookupErrors(t *testing.T) {
+	fx := newGateFixture(t)
+	if _, err := fx.do("ns/broken"); err == nil || errors.Is(err, ErrNotAssigned) {
+		t.Fatalf("lookup failure gave %v, want the lookup's error", err)
+	}
+	fx.mu.Lock()
+	fx.cache["ns/odd"] = "not an object"
+	fx.mu.Unlock()
+	if ran, err := fx.do("ns/odd"); ran || err == nil {
+		t.Fatalf("a cached non-object gave ran=%v err=%v, want an error", ran, err)
+	}
+}
+
+// TestGateHandOverSequence follows one key through a drain that arrives during a reconcile.
+func TestGateHandOverSequence(t *testing.T) {
+	fx := newGateFixture(t)
+	fx.put("ns/a", "me", false)
+	ctx, done, err := fx.gate.Begin(context.Background(), "ns/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The drain mark arrives while the reconcile runs: no acknowledgement yet.
+	fx.put("ns/a", "me", true)
+	if _, err := fx.do("ns/a"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("drain during a reconcile gave %v, want ErrBusy", err)
+	}
+	if fx.ackCount() != 0 {
+		t.Fatal("acknowledged while a reconcile was in flight")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the running reconcile was cancelled by a drain")
+	}
+	done()
+	if ctx.Err() == nil {
+		t.Fatal("done did not release the reconcile's context")
+	}
+	// After it ends, the next processing acknowledges; the stale draining copy never runs.
+	if _, err := fx.do("ns/a"); !errors.Is(err, ErrHandedOver) {
+		t.Fatalf("after the reconcile: %v, want ErrHandedOver", err)
+	}
+	if ran, err := fx.do("ns/a"); ran || !errors.Is(err, ErrNotAssigned) {
+		t.Fatalf("stale draining copy: ran=%v err=%v, want ErrNotAssigned", ran, err)
+	}
+	if fx.ackCount() != 1 {
+		t.Fatalf("%d acknowledgements, want 1", fx.ackCount())
+	}
+	// The informer drops it, then it is assigned here again: it runs.
+	fx.remove("ns/a")
+	if _, err := fx.do("ns/a"); !errors.Is(err, ErrNotAssigned) {
+		t.Fatalf("removed: %v, want ErrNotAssigned", err)
+	}
+	fx.put("ns/a", "me", false)
+	if ran, err := fx.do("ns/a"); !ran || err != nil {
+		t.Fatalf("reassigned here: ran=%v err=%v", ran, err)
+	}
+}
+
+func TestGateAcknowledgementFailureIsRetried(t *testing.T) {
+	fx := newGateFixture(t)
+	fx.put("ns/a", "me", true)
+	fx.ackErr = errors.New("connection refused")
+	if _, err := fx.do("ns/a"); err == nil || errors.Is(err, ErrHandedOver) {
+		t.Fatalf("failed acknowledgement gave %v, want its error", err)
+	}
+	fx.mu.Lock()
+	fx.ackErr = nil
+	fx.mu.Unlock()
+	if _, err := fx.do("ns/a"); !errors.Is(err, ErrHandedOver) {
+		t.Fatalf("retry gave %v, want ErrHandedOver", err)
+	}
+	if fx.ackCount() != 2 {
+		t.Fatalf("%d acknowledgement attempts, want 2", fx.ackCount())
+	}
+}
+
+func TestGateFenceCancelsRunningReconciles(t *testing.T) {
+	fx := newGateFixture(t)
+	fx.put("ns/a", "me", false)
+	ctx, done, err := fx.gate.Begin(context.Background(), "ns/a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained := fx.fence.close()
+	<-ctx.Done() // cancelled by the fence
+	select {
+	case <-drained:
+		t.Fatal("fence drained while the reconcile had not returned")
+	default:
+	}
+	done()
+	<-drained
+}

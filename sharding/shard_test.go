@@ -1,0 +1,65 @@
+package sharding
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+)
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	cfg := &rest.Config{Host: "https://127.0.0.1:1"}
+	cases := []struct {
+		name string
+		opts Options
+		want error
+	}{
+		{"no ring", Options{Namespace: "ns"}, ErrInvalidRing},
+		{"bad ring", Options{Ring: "Web", Namespace: "ns"}, ErrInvalidRing},
+		{"no namespace", Options{Ring: "web"}, ErrInvalidOptions},
+		{"bad timing", Options{Ring: "web", Namespace: "ns", LeaseTiming: LeaseTiming{LeaseDuration: 2500 * time.Millisecond}}, ErrInvalidOptions},
+		{"bad identity", Options{Ring: "web", Namespace: "ns", Identity: "Replica_1"}, ErrInvalidMember},
+		{"bad name prefix", Options{Ring: "web", Namespace: "ns", Name: "UPPER"}, ErrInvalidMember},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := New(cfg, tc.opts); !errors.Is(err, tc.want) {
+				t.Fatalf("New = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestShardSelection(t *testing.T) {
+	s, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{Ring: "web", Namespace: "ns", Name: "replica"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^replica-[a-z0-9]{5}$`).MatchString(s.Name()) {
+		t.Fatalf("member name %q, want replica-<5 random characters>", s.Name())
+	}
+	o := metav1.ListOptions{LabelSelector: "app=web"}
+	s.TweakListOptions(&o)
+	if want := "app=web,shard.sharding.kcache.dev/web=" + s.Name(); o.LabelSelector != want {
+		t.Fatalf("selector %q, want %q", o.LabelSelector, want)
+	}
+}
+
+func TestMemberName(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	name, err := memberName(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(name) != 63 || validateMember(name) != nil {
+		t.Fatalf("name %q (%d characters) is not a valid member name", name, len(name))
+	}
+	other, _ := memberName(long)
+	if other == name {
+		t.Fatal("two incarnations got the same name")
+	}
+}
