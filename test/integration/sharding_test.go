@@ -48,7 +48,8 @@ func TestShardingHandOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(ctx, t, client.CoreV1())
-	env := &shardingEnv{t: t, ring: "it-" + strconv.Itoa(rand.IntN(1e6)), namespace: ns, log: newReconcileLog(), workers: max(32, n/10),
+	env := &shardingEnv{t: t, ring: "it-" + strconv.Itoa(rand.IntN(1e6)), namespace: ns, log: newReconcileLog(),
+		again: 200 * time.Millisecond * time.Duration(max(1, n/1000)),
 		timing: sharding.LeaseTiming{LeaseDuration: 4 * time.Second, RenewDeadline: 2 * time.Second,
 			RetryPeriod: 500 * time.Millisecond, SkewMargin: time.Second}}
 	labels, err := sharding.NewLabels(env.ring)
