@@ -29,6 +29,13 @@ var (
 	ErrFenced = errors.New("sharding: member fenced")
 )
 
+// Skipped reports whether err, from Gate.Do or Gate.Begin, means the key must not be retried:
+// ErrNotAssigned, ErrHandedOver or ErrFenced (forget the key). ErrBusy and every other error
+// mean retry later (AddRateLimited).
+func Skipped(err error) bool {
+	return errors.Is(err, ErrNotAssigned) || errors.Is(err, ErrHandedOver) || errors.Is(err, ErrFenced)
+}
+
 // Lookup returns the cached object of key, like cache.Indexer's GetByKey (pass
 // informer.GetIndexer().GetByKey).
 type Lookup func(key string) (obj interface{}, exists bool, err error)

@@ -217,3 +217,22 @@ func TestGateFenceCancelsRunningReconciles(t *testing.T) {
 	done()
 	<-drained
 }
+
+func TestSkipped(t *testing.T) {
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{ErrNotAssigned, true},
+		{ErrHandedOver, true},
+		{fmt.Errorf("wrapped: %w", ErrFenced), true},
+		{ErrBusy, false},
+		{errors.New("reconcile failed"), false},
+	}
+	for _, tc := range cases {
+		if got := Skipped(tc.err); got != tc.want {
+			t.Errorf("Skipped(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}

@@ -283,7 +283,7 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 						// flight whenever the ring changes.
 						queue.Forget(key)
 						queue.AddAfter(key, e.again)
-					case errors.Is(err, sharding.ErrNotAssigned), errors.Is(err, sharding.ErrHandedOver), errors.Is(err, sharding.ErrFenced):
+					case sharding.Skipped(err):
 						queue.Forget(key)
 					default:
 						queue.AddRateLimited(key)
