@@ -85,7 +85,7 @@ func (p *pass) run(ctx context.Context) (pending bool, err error) {
 // sweep lists every object of k and carries out decide's actions.
 func (p *pass) sweep(ctx context.Context, k kind, snap *Snapshot, decide func(metav1.Object, State) Action) (pending bool, err error) {
 	logger := klog.FromContext(ctx)
-	client := p.s.meta.Resource(k.gvr)
+	client := p.s.meta.Resource(k.gvr).Namespace(p.s.resources[k.owner].Namespace)
 	type job struct {
 		obj    metav1.Object
 		action Action
@@ -108,7 +108,7 @@ func (p *pass) sweep(ctx context.Context, k kind, snap *Snapshot, decide func(me
 			}
 		})
 	}
-	opts := metav1.ListOptions{Limit: passPageSize}
+	opts := metav1.ListOptions{Limit: passPageSize, LabelSelector: p.s.listSelector(k, false)}
 	var listErr error
 	for {
 		list, err := client.List(ctx, opts)
@@ -118,6 +118,9 @@ func (p *pass) sweep(ctx context.Context, k kind, snap *Snapshot, decide func(me
 		}
 		for i := range list.Items {
 			m := &list.Items[i]
+			if !p.s.shards(k, m) {
+				continue
+			}
 			shard, draining := p.s.labels.stateOf(m.Labels)
 			a := decide(m, State{Shard: shard, Draining: draining})
 			switch a.Kind {

@@ -34,11 +34,27 @@ type Resource struct {
 	Resource schema.GroupVersionResource
 	// Key returns an object's shard key. Defaults to KeyByName.
 	Key KeyFunc
+	// Namespace limits the sharded objects (and their controlled objects) to one namespace.
+	// Defaults to all namespaces: every object of the resource in the cluster gets a shard
+	// label.
+	Namespace string
+	// Selector limits the sharded objects to those it matches. Defaults to all. Members should
+	// use the same selector in their informers (AND it with Shard.TweakListOptions).
+	Selector labels.Selector
+	// Kind is the kind of the resource's objects ("ConfigMap"). If set, only objects of a
+	// Controlled resource whose controller reference names this kind are sharded; objects
+	// without a controller reference never are.
+	Kind string
 	// Controlled lists resources whose objects this resource's objects control (owner
 	// reference with controller=true): each follows its owner to the owner's member, so the
 	// member's cache holds an owner's controlled objects. The ring's controllers read them but
 	// do not reconcile them as keys of their own; they move without a drain, after their owner.
 	Controlled []schema.GroupVersionResource
+}
+
+// selects reports whether an object with these labels is one the ring shards.
+func (r Resource) selects(lbls map[string]string) bool {
+	return r.Selector == nil || r.Selector.Matches(labels.Set(lbls))
 }
 
 // key returns the shard key of m.

@@ -3,6 +3,7 @@ package sharding
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,13 +87,22 @@ func (s *sharder) lead(ctx context.Context) {
 
 	kinds := s.kinds()
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[item](),
-		workqueue.TypedRateLimitingQueueConfig[item]{Name: "sharder-" + s.labels.Ring(), Clock: s.clock})
-	objFactory := informers.NewSharedInformerFactoryWithOptions(0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.labels.UnassignedSelector().String() }),
-		informers.WithTransform(cache.TransformStripManagedFields()))
+		workqueue.TypedRateLimitingQueueConfig[item]{Clock: s.clock})
 	stores := make([]cache.Store, len(kinds))
+	var factories []informers.SharedInformerFactory
+	defer func() {
+		for _, f := range factories {
+			f.Shutdown()
+		}
+	}()
 	for i, k := range kinds {
-		inf := informers.ForResource(objFactory, k.gvr, s.meta.Resource(k.gvr).Namespace).Informer()
+		// One factory per resource: each has its own namespace and selector.
+		f := informers.NewSharedInformerFactoryWithOptions(0,
+			informers.WithNamespace(s.resources[k.owner].Namespace),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = s.listSelector(k, true) }),
+			informers.WithTransform(cache.TransformStripManagedFields()))
+		factories = append(factories, f)
+		inf := informers.ForResource(f, k.gvr, s.meta.Resource(k.gvr).Namespace).Informer()
 		stores[i] = inf.GetStore()
 		enqueue := func(obj interface{}) {
 			if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
@@ -111,15 +121,18 @@ func (s *sharder) lead(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer leaseFactory.Shutdown()
-	defer objFactory.Shutdown()
 	defer queue.ShutDown()
 	leaseFactory.StartWithContext(ctx)
-	objFactory.StartWithContext(ctx)
+	for _, f := range factories {
+		f.StartWithContext(ctx)
+	}
 	if err := leaseFactory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
 		return
 	}
-	if err := objFactory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
-		return
+	for _, f := range factories {
+		if err := f.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+			return
+		}
 	}
 
 	p := &pass{s: s, view: view, kinds: kinds, confirmed: map[string]bool{}}
@@ -152,6 +165,10 @@ func (s *sharder) assignNext(ctx context.Context, queue workqueue.TypedRateLimit
 		return true
 	}
 	k := kinds[it.resource]
+	if !s.shards(k, m) {
+		queue.Forget(it)
+		return true
+	}
 	snap := view.snapshot()
 	var a Action
 	if k.controlled {
@@ -235,6 +252,31 @@ func (s *sharder) passLoop(ctx context.Context, view *ringView, p *pass, passNow
 		}
 		trigger = true
 	}
+}
+
+// listSelector is the label selector of k's sharded objects, of only the unassigned ones if
+// unassigned.
+func (s *sharder) listSelector(k kind, unassigned bool) string {
+	var parts []string
+	if sel := s.resources[k.owner].Selector; sel != nil && !sel.Empty() && !k.controlled {
+		parts = append(parts, sel.String())
+	}
+	if unassigned {
+		parts = append(parts, s.labels.UnassignedSelector().String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// shards reports whether m is an object the ring shards: for a reconciled resource, one its
+// selector matches; for a controlled resource, one with a controller reference (of the owner
+// resource's Kind, if set).
+func (s *sharder) shards(k kind, m metav1.Object) bool {
+	r := s.resources[k.owner]
+	if !k.controlled {
+		return r.selects(m.GetLabels())
+	}
+	ref := metav1.GetControllerOfNoCopy(m)
+	return ref != nil && (r.Kind == "" || ref.Kind == r.Kind)
 }
 
 // ownerKey is the shard key of a controlled object: its owner's key under the owner

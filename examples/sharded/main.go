@@ -95,7 +95,12 @@ func newShard(config *rest.Config, f flags) (*sharding.Shard, error) {
 	return sharding.New(config, sharding.Options{
 		Ring:      f.ring,
 		Namespace: f.namespace,
-		Resources: []sharding.Resource{{Resource: configMaps, Controlled: []schema.GroupVersionResource{secrets}}},
+		Resources: []sharding.Resource{{
+			Resource:   configMaps,
+			Namespace:  f.namespace, // shard only this namespace's ConfigMaps
+			Kind:       "ConfigMap", // and only Secrets a ConfigMap controls
+			Controlled: []schema.GroupVersionResource{secrets},
+		}},
 	})
 }
 

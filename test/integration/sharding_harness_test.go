@@ -183,6 +183,8 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 		Identity:  name,
 		Resources: []sharding.Resource{{
 			Resource:   configMapsResource,
+			Namespace:  e.namespace,
+			Kind:       "ConfigMap",
 			Controlled: []schema.GroupVersionResource{secretsResource},
 		}},
 		LeaseTiming:   e.timing,
