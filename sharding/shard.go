@@ -120,8 +120,9 @@ type Shard struct {
 	gates map[schema.GroupVersionResource]*Gate
 }
 
-// New returns the Shard of this replica. It checks opts and builds the clients; nothing runs
-// until Run.
+// New returns the Shard of this replica. It checks opts and builds the clients from config
+// (copies: the Leases' client has no client-side rate limit, the object writes at least 100
+// per second with bursts of 200); nothing runs until Run.
 func New(config *rest.Config, opts Options) (*Shard, error) {
 	l, err := NewLabels(opts.Ring)
 	if err != nil {
@@ -159,16 +160,38 @@ func New(config *rest.Config, opts Options) (*Shard, error) {
 		logger := klog.Background()
 		opts.Logger = &logger
 	}
-	client, err := kubernetes.NewForConfig(config)
+	// Leases get a client of their own without a client-side rate limit (a few requests per
+	// RetryPeriod), so a sharder pass writing thousands of labels never delays a renewal.
+	leaseConfig := rest.CopyConfig(config)
+	leaseConfig.RateLimiter, leaseConfig.QPS = nil, -1
+	client, err := kubernetes.NewForConfig(leaseConfig)
 	if err != nil {
 		return nil, fmt.Errorf("sharding: %w", err)
 	}
-	meta, err := metadata.NewForConfig(config)
+	meta, err := metadata.NewForConfig(writeConfig(config))
 	if err != nil {
 		return nil, fmt.Errorf("sharding: %w", err)
 	}
 	return &Shard{name: name, labels: l, opts: opts, timing: timing, client: client, meta: meta,
 		fence: newFence(), ready: make(chan struct{}), gates: map[schema.GroupVersionResource]*Gate{}}, nil
+}
+
+// Sharder and acknowledgement writes use at least these client-side limits: client-go's
+// defaults (5 per second, bursts of 10) would stretch a hand-over of thousands of objects
+// over minutes.
+const (
+	writeQPS   = 100
+	writeBurst = 200
+)
+
+// writeConfig returns the configuration of the object writes: config, with at least
+// writeQPS/writeBurst unless config sets its own rate limiter or no limit (QPS < 0).
+func writeConfig(config *rest.Config) *rest.Config {
+	c := rest.CopyConfig(config)
+	if c.RateLimiter == nil && c.QPS >= 0 && c.QPS < writeQPS {
+		c.QPS, c.Burst = writeQPS, max(c.Burst, writeBurst)
+	}
+	return c
 }
 
 // memberName returns prefix (default: the host name, lower-cased) plus "-" and five random

@@ -63,3 +63,30 @@ func TestMemberName(t *testing.T) {
 		t.Fatal("two incarnations got the same name")
 	}
 }
+
+func TestWriteConfig(t *testing.T) {
+	cases := []struct {
+		name      string
+		qps       float32
+		burst     int
+		wantQPS   float32
+		wantBurst int
+	}{
+		{"client-go defaults are raised", 0, 0, writeQPS, writeBurst},
+		{"a low limit is raised", 5, 10, writeQPS, writeBurst},
+		{"a higher limit is kept", 500, 1000, 500, 1000},
+		{"no limit stays", -1, 0, -1, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &rest.Config{Host: "https://x", QPS: tc.qps, Burst: tc.burst}
+			got := writeConfig(in)
+			if got.QPS != tc.wantQPS || got.Burst != tc.wantBurst {
+				t.Fatalf("QPS %v burst %d, want %v %d", got.QPS, got.Burst, tc.wantQPS, tc.wantBurst)
+			}
+			if in.QPS != tc.qps {
+				t.Fatal("the caller's config was changed")
+			}
+		})
+	}
+}

@@ -60,15 +60,19 @@ func main() {
 }
 
 func run() error {
+	// A flag set of our own: controller-runtime registers its own -kubeconfig on the global one.
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
 	home, _ := os.UserHomeDir()
-	kubeconfig := flag.String("kubeconfig", filepath.Join(home, ".kube", "config"), "path to a kubeconfig file")
+	kubeconfig := fs.String("kubeconfig", filepath.Join(home, ".kube", "config"), "path to a kubeconfig file")
 	var f flags
-	flag.StringVar(&f.namespace, "namespace", "default", "namespace of the ConfigMaps and of the ring's Leases")
-	flag.StringVar(&f.ring, "ring", "checksum", "ring name, the same in every replica")
-	flag.IntVar(&f.workers, "workers", 4, "concurrent reconciles")
-	flag.BoolVar(&f.controllerRuntime, "controller-runtime", false, "run the controller on controller-runtime")
-	klog.InitFlags(nil)
-	flag.Parse()
+	fs.StringVar(&f.namespace, "namespace", "default", "namespace of the ConfigMaps and of the ring's Leases")
+	fs.StringVar(&f.ring, "ring", "checksum", "ring name, the same in every replica")
+	fs.IntVar(&f.workers, "workers", 4, "concurrent reconciles")
+	fs.BoolVar(&f.controllerRuntime, "controller-runtime", false, "run the controller on controller-runtime")
+	klog.InitFlags(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return err
+	}
 
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
