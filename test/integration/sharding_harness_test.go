@@ -158,6 +158,8 @@ type replica struct {
 	net     *cuttable
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// runDone is closed when the Shard's Run returned, with runErr.
+	runDone chan struct{}
 	runErr  error
 	cms     informers.TypedInformer[*corev1.ConfigMap]
 	secrets informers.TypedInformer[*corev1.Secret]
@@ -175,7 +177,7 @@ type shardingEnv struct {
 func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 	t := e.t
 	t.Helper()
-	r := &replica{name: name, net: newCuttable(), done: make(chan struct{})}
+	r := &replica{name: name, net: newCuttable(), done: make(chan struct{}), runDone: make(chan struct{})}
 	cfg := r.net.config(conn.Config())
 	shard, err := sharding.New(cfg, sharding.Options{
 		Ring:      e.ring,
@@ -262,7 +264,10 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 	ctx, cancel := context.WithCancel(ctx)
 	r.cancel = cancel
 	var wg sync.WaitGroup
-	wg.Go(func() { r.runErr = shard.Run(ctx) })
+	wg.Go(func() {
+		defer close(r.runDone)
+		r.runErr = shard.Run(ctx)
+	})
 	wg.Go(func() {
 		select {
 		case <-shard.Ready():
@@ -309,6 +314,16 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 		t.Fatalf("replica %s did not get its lease", name)
 	}
 	return r
+}
+
+// alive reports whether the replica is a member: not cut off, and its Shard still running.
+func (r *replica) alive() bool {
+	select {
+	case <-r.runDone:
+		return false
+	default:
+		return !r.net.cut.Load()
+	}
 }
 
 // stop cancels the replica and waits for it.

@@ -24,6 +24,9 @@ import (
 // 1000); the targets are stated for 10000.
 const shardingObjectsEnv = "KCACHE_SHARDING_OBJECTS"
 
+// shardingLeaseEnv sets the members' lease duration in seconds (default 4).
+const shardingLeaseEnv = "KCACHE_SHARDING_LEASE"
+
 // TestShardingHandOver runs replicas of a sharded controller in this process against the real
 // API server — each with its own member lease, a kcache informer factory restricted to its
 // share, and a workqueue reconciling config maps through the shard's gate, creating one
@@ -48,10 +51,21 @@ func TestShardingHandOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := newNamespace(ctx, t, client.CoreV1())
+	// Short leases keep the test short. On a loaded 2-core machine the 10,000-object run
+	// starves renewals of 4 s leases (the members then fence themselves, as they must), so
+	// KCACHE_SHARDING_LEASE sets a longer one.
+	leaseSeconds := 4
+	if v := os.Getenv(shardingLeaseEnv); v != "" {
+		var err error
+		if leaseSeconds, err = strconv.Atoi(v); err != nil || leaseSeconds < 4 {
+			t.Fatalf("%s=%q: want a number of seconds ≥ 4", shardingLeaseEnv, v)
+		}
+	}
+	lease := time.Duration(leaseSeconds) * time.Second
 	env := &shardingEnv{t: t, ring: "it-" + strconv.Itoa(rand.IntN(1e6)), namespace: ns, log: newReconcileLog(),
 		again: 200 * time.Millisecond * time.Duration(max(1, n/1000)),
-		timing: sharding.LeaseTiming{LeaseDuration: 4 * time.Second, RenewDeadline: 2 * time.Second,
-			RetryPeriod: 500 * time.Millisecond, SkewMargin: time.Second}}
+		timing: sharding.LeaseTiming{LeaseDuration: lease, RenewDeadline: lease / 2,
+			RetryPeriod: lease / 8, SkewMargin: lease / 4}}
 	labels, err := sharding.NewLabels(env.ring)
 	if err != nil {
 		t.Fatal(err)
@@ -174,12 +188,7 @@ func TestShardingHandOver(t *testing.T) {
 	members := func() []string {
 		var out []string
 		for name, r := range replicas {
-			if !r.net.cut.Load() {
-				select {
-				case <-r.done:
-					continue
-				default:
-				}
+			if r.alive() {
 				out = append(out, name)
 			}
 		}
@@ -321,6 +330,15 @@ func TestShardingHandOver(t *testing.T) {
 	}
 
 	stopWriting()
+	for name, r := range replicas {
+		select {
+		case <-r.runDone:
+			if !r.net.cut.Load() && name != "replica-d" {
+				t.Errorf("%s lost its lease without being cut off: %v (renewals starved?)", name, r.runErr)
+			}
+		default:
+		}
+	}
 	overlaps, total := env.log.overlaps()
 	report("%d reconciles recorded across replicas, %d overlapping", total, len(overlaps))
 	for i, o := range overlaps {
