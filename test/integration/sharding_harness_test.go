@@ -153,11 +153,11 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // share (config maps and the secrets they control), a workqueue and workers that reconcile
 // config maps through the shard's gate, recording each reconcile.
 type replica struct {
-	name    string
-	shard   *sharding.Shard
-	net     *cuttable
-	cancel  context.CancelFunc
-	done    chan struct{}
+	name   string
+	shard  *sharding.Shard
+	net    *cuttable
+	cancel context.CancelFunc
+	done   chan struct{}
 	// runDone is closed when the Shard's Run returned, with runErr.
 	runDone chan struct{}
 	runErr  error
