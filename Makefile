@@ -8,7 +8,7 @@ GOIMPORTS_VERSION   := v0.52.0
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 
-.PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz cover example integration compat compat-matrix tools clean
+.PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean
 
 all: test
 
@@ -74,6 +74,14 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
+
+## soak: TestExtensionsUnderFaults — every kcache extension at once against the fake source's
+## faults, see its doc comment — at a large size under the race detector: SOAK_CHANGES changes
+## (default 1,000,000: about SOAKMIN minutes on two cores), SOAK_SEED to vary the run.
+SOAK_CHANGES ?= 1000000
+SOAK_SEED    ?= 1
+soak:
+	$(GO) test -race -count=1 -timeout 60m -run '^TestExtensionsUnderFaults$$' -v . -args -soak.changes=$(SOAK_CHANGES) -soak.seed=$(SOAK_SEED)
 
 ## cover: unit tests with a coverage profile and a per-function summary.
 cover:
