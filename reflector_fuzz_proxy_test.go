@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	fcache "github.com/kcache/cache/testing"
@@ -23,6 +24,9 @@ type fzProxy struct {
 	listFaults  []fzListFault
 	watchFaults []fzWatchFault
 	quiet       bool
+	// pageCap, if positive, lowers a list's Limit to it: the server returns fewer items per
+	// page than asked, so that even small lists come in pages.
+	pageCap int64
 	// delivered counts the malformed objects that reached the reflector, by kind.
 	delivered map[string]int
 }
@@ -33,6 +37,9 @@ type fzListFault struct {
 	notList bool // the answer is a Pod, not a list
 	nilList bool // neither a list nor an error
 	dupKey  bool // the first item is repeated at the end
+	// expire makes the server change an object and compact its history before answering,
+	// so that a continue token of an earlier page has expired.
+	expire bool
 }
 
 // fzWatchFault is what happens to one Watch call: err or nilWatch fails it at once; otherwise
@@ -75,6 +82,9 @@ func (p *fzProxy) ListWithContext(ctx context.Context, options metav1.ListOption
 	if len(p.listFaults) > 0 && !p.quiet {
 		f, p.listFaults = p.listFaults[0], p.listFaults[1:]
 	}
+	if p.pageCap > 0 && options.Limit > p.pageCap && !p.quiet {
+		options.Limit = p.pageCap
+	}
 	p.mu.Unlock()
 	switch {
 	case f.err != nil:
@@ -85,6 +95,10 @@ func (p *fzProxy) ListWithContext(ctx context.Context, options metav1.ListOption
 	case f.nilList:
 		p.count("list: nil")
 		return nil, nil
+	case f.expire:
+		p.src.Modify(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fzKey(0), UID: types.UID("uid-" + fzKey(0)),
+			Labels: map[string]string{"gen": "expire"}}})
+		p.src.Compact(p.src.ResourceVersion())
 	}
 	obj, err := p.src.ListWithContext(ctx, options)
 	if err != nil || !f.dupKey {

@@ -30,8 +30,9 @@ import (
 // without atomic replace, chosen by the setup byte), watch-list on or off — against a server
 // whose behaviour the fuzzer writes: the fake source's changes, compactions, broken watches,
 // bookmarks, ERROR events and malformed events, and a proxy in front of it (fzProxy) that fails
-// lists and watches, answers with something that is not a list, repeats a key in a list, and
-// cuts, errors or strips streams — a 410 in the middle of a watch-list, a lost
+// lists and watches, answers with something that is not a list, repeats a key in a list,
+// returns short pages and expires continue tokens between them, and cuts, errors or strips
+// streams — a 410 in the middle of a watch-list, a lost
 // initial-events-end bookmark, bookmarks without a version. Everything runs in a synctest
 // bubble, so backoffs and watch timeouts pass in fake time.
 //
@@ -54,19 +55,32 @@ func FuzzReflector(f *testing.F) {
 	f.Add(byte(3), []byte{11, 0x15, 0, 1, 6, 0, 12, 2, 10, 0, 4, 0, 12, 5})
 	f.Add(byte(4), []byte{13, 1, 10, 5, 10, 7, 4, 0, 12, 5, 2, 1, 0, 2, 5, 1})
 	f.Add(byte(5), []byte{9, 0, 0, 0, 9, 1, 3, 0, 12, 4, 7, 2, 12, 4})
+	// A 410 on the watch, then on the relist at the last version, then a 500 on the retry from
+	// "", so that the next round lists from "" in pages, and its continue token expires after
+	// the first page.
+	f.Add(byte(0x3c), []byte{10, 0, 10, 2, 10, 8, 10, 9, 11, 0, 3, 0, 12, 3, 12, 5})
+	f.Add(byte(0x38), []byte{10, 0, 10, 2, 10, 8, 10, 9, 11, 0, 3, 0, 12, 3, 12, 5})
+	// A server without a watch cache pages the first list at "0", so the Reflector pages
+	// every list.
+	f.Add(byte(0x6c), []byte{0, 0, 10, 9, 11, 0, 3, 0, 12, 3, 0, 1, 12, 5})
 	f.Fuzz(func(t *testing.T, setup byte, ops []byte) {
 		if len(ops) > 120 {
 			ops = ops[:120]
 		}
+		// setup: bit 0 watch-list, bits 1-2 the queue, bits 3-4 the initial objects (1-4),
+		// bit 5 short pages, bit 6 a server that pages lists at "0".
 		watchList := setup&1 != 0
-		fifo := int(setup>>1) % 3
+		fifo := int(setup>>1&3) % 3
 		features.SetForTesting(t, features.WatchListClient, watchList)
 		features.SetForTesting(t, features.InOrderInformers, fifo != 0)
 		features.SetForTesting(t, features.AtomicFIFO, fifo == 2)
 		features.SetForTesting(t, features.UnlockWhileProcessingFIFO, fifo == 2)
 		errs := fzCaptureErrors(t)
 		synctest.Test(t, func(t *testing.T) {
-			h := newFzHarness(t, errs, int(setup>>3)%4)
+			h := newFzHarness(t, errs, int(setup>>3&3), setup&0x40 != 0)
+			if setup&0x20 != 0 {
+				h.proxy.pageCap = 2
+			}
 			h.run(ops)
 		})
 	})
@@ -166,11 +180,12 @@ type fzHarness struct {
 	log     []string
 }
 
-func newFzHarness(t *testing.T, errs *fzErrors, initial int) *fzHarness {
+func newFzHarness(t *testing.T, errs *fzErrors, initial int, pageZero bool) *fzHarness {
 	discard := logr.Discard()
 	src := fcache.New(fcache.Options{
-		NewListFunc: func() runtime.Object { return &v1.PodList{} },
-		Logger:      &discard,
+		NewListFunc:                 func() runtime.Object { return &v1.PodList{} },
+		Logger:                      &discard,
+		PaginateResourceVersionZero: pageZero,
 	})
 	h := &fzHarness{t: t, errs: errs, src: src, proxy: newFzProxy(src), view: newFzView(), history: map[string][]*v1.Pod{}}
 	// At least one object: a source that has recorded nothing lists at resourceVersion "0",
@@ -304,15 +319,17 @@ func (h *fzHarness) apply(step int, op, arg byte) {
 		h.src.Inject(watch.Event{Type: watch.Modified, Object: old.DeepCopy()})
 	case 10:
 		var f fzListFault
-		switch k := int(arg) % (len(fzAPIErrors) + 3); {
+		switch k := int(arg) % (len(fzAPIErrors) + 4); {
 		case k < len(fzAPIErrors):
 			f.err = fzAPIErrors[k]()
 		case k == len(fzAPIErrors):
 			f.notList = true
 		case k == len(fzAPIErrors)+1:
 			f.nilList = true
-		default:
+		case k == len(fzAPIErrors)+2:
 			f.dupKey = true
+		default:
+			f.expire = true
 		}
 		h.proxy.mu.Lock()
 		h.proxy.listFaults = append(h.proxy.listFaults, f)
