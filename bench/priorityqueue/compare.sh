@@ -16,7 +16,11 @@ $2 ~ /^Benchmark/ {
 	impl = (name ~ /impl=kcache/) ? "k" : "c"
 	sub(/\/?impl=[a-z-]+/, "", name)
 	key = $1 SUBSEP name
-	ns[key, impl] = $4; by[key, impl] = $6; al[key, impl] = $8
+	for (i = 4; i <= NF; i++) {	# by unit: a custom metric may sit between ns/op and B/op
+		if ($i == "ns/op") ns[key, impl] = $(i-1)
+		if ($i == "B/op") by[key, impl] = $(i-1)
+		if ($i == "allocs/op") al[key, impl] = $(i-1)
+	}
 	names[name] = 1; runs[$1] = 1
 }
 function sortv(a, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t } }
