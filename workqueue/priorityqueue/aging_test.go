@@ -7,7 +7,9 @@ import (
 )
 
 // agingTracker checks the documented bound on a core: once a ready item is aged, it is
-// handed out within every×(A+1) handouts, A being the items ahead of it in the age list.
+// handed out within every×(A+1) handouts, A being the queued items that became ready before
+// it: those ahead of it in the age list and the parked ones that were re-added before it
+// (they take their place ahead of it at Done).
 type agingTracker struct {
 	t     *testing.T
 	every int
@@ -25,8 +27,14 @@ func (a *agingTracker) beforeTake(c *core[int], now int64) {
 			break // the age list is ordered: the rest are younger
 		}
 		if _, ok := a.tracked[e.key]; !ok {
-			a.tracked[e.key] = &[2]int{ahead, 0}
-			a.maxAhead = max(a.maxAhead, ahead)
+			parked := 0
+			for r := c.running.head; r != nil; r = r.runNext {
+				if r.state == stateParked && r.ageSeq < e.ageSeq {
+					parked++
+				}
+			}
+			a.tracked[e.key] = &[2]int{ahead + parked, 0}
+			a.maxAhead = max(a.maxAhead, ahead+parked)
 		}
 		ahead++
 	}

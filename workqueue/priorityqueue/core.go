@@ -11,13 +11,16 @@ package priorityqueue
 //   - nowhere (stateIdle): only possible while it is processing;
 //   - waiting: delayed, in the heap ordered by ready time;
 //   - ready: in the list of its priority level and in the age list, eligible for take;
-//   - parked: ready, but its key is being processed, so it is not eligible until done.
+//   - parked: ready, but its key is being processed, so it is not eligible until done. At
+//     done it takes the place in both lists that its seq and ageSeq give it, as if it had
+//     been ready all along: ahead of the items that became ready after it.
 type core[T comparable] struct {
 	items map[T]*entry[T]
 
-	// levels holds the non-empty priority levels, highest priority first.
+	// levels holds the non-empty priority levels, highest priority first. Each level lists
+	// its ready items by seq.
 	levels []*level[T]
-	// age lists the ready items in the order they became ready, oldest first.
+	// age lists the ready items by ageSeq: in the order they became ready, oldest first.
 	age list[T]
 	// waiting is a min-heap of delayed items by (readyAt, seq).
 	waiting []*entry[T]
@@ -54,7 +57,11 @@ const (
 type entry[T comparable] struct {
 	key      T
 	priority int
-	seq      uint64
+	// seq orders the entry in its level, and waiting entries with equal ready times: it is
+	// taken when the entry becomes waiting or ready and when its priority is raised.
+	seq uint64
+	// ageSeq orders the entry in the age list: it is taken when the entry becomes ready.
+	ageSeq uint64
 	// readyAt is when a waiting item becomes ready, or when a ready item became ready.
 	readyAt   int64
 	startedAt int64
@@ -87,16 +94,24 @@ func (l *list[T]) links(e *entry[T]) (prev, next **entry[T]) {
 	return &e.agePrev, &e.ageNext
 }
 
-func (l *list[T]) pushBack(e *entry[T]) {
+func (l *list[T]) pushBack(e *entry[T]) { l.insertAfter(l.tail, e) }
+
+// insertAfter links e after p, or at the front if p is nil.
+func (l *list[T]) insertAfter(p, e *entry[T]) {
 	prev, next := l.links(e)
-	*prev, *next = l.tail, nil
-	if l.tail == nil {
-		l.head = e
+	*prev = p
+	if p == nil {
+		*next, l.head = l.head, e
 	} else {
-		_, tn := l.links(l.tail)
-		*tn = e
+		_, pn := l.links(p)
+		*next, *pn = *pn, e
 	}
-	l.tail = e
+	if *next == nil {
+		l.tail = e
+	} else {
+		np, _ := l.links(*next)
+		*np = e
+	}
 }
 
 func (l *list[T]) remove(e *entry[T]) {
@@ -145,7 +160,8 @@ func newCore[T comparable](agingEvery int, agingAfter int64, m *queueMetrics) *c
 
 // add enqueues key with priority, ready after delay (ready now if delay <= 0). A queued key
 // keeps the higher of its priorities and the earlier of its ready times; a raised priority
-// puts it at the back of its new level. It reports whether an eligible item was added.
+// puts it at the back of its new level (for a parked item: behind the items of that level
+// that are ready by then). It reports whether an eligible item was added.
 func (c *core[T]) add(key T, priority int, delay int64, now *instant) (eligible bool) {
 	e := c.items[key]
 	if e == nil {
@@ -195,23 +211,33 @@ func (c *core[T]) add(key T, priority int, delay int64, now *instant) (eligible 
 }
 
 // makeReady moves e (not in any structure) to ready, or to parked while it is processing.
+// Either way it becomes ready now: its readyAt, seq and ageSeq are taken here, so a parked
+// item keeps its place for done.
 func (c *core[T]) makeReady(e *entry[T], now *instant) bool {
 	c.metrics.readyAdded(e.priority)
+	e.readyAt = now.get()
+	e.seq = c.nextSeq()
+	e.ageSeq = e.seq
 	if e.processing {
 		e.state = stateParked
 		c.nParked++
 		return false
 	}
-	c.linkReady(e, now)
+	c.linkReady(e)
 	return true
 }
 
-// linkReady makes e eligible: at the back of its level and of the age list.
-func (c *core[T]) linkReady(e *entry[T], now *instant) {
+// linkReady makes e eligible, in its level by seq and in the age list by ageSeq. O(1) for an
+// item that becomes ready now (it goes at the back); a parked item coming back at done walks
+// past the items that became ready while it was processing.
+func (c *core[T]) linkReady(e *entry[T]) {
 	e.state = stateReady
-	e.readyAt = now.get()
 	c.linkLevel(e)
-	c.age.pushBack(e)
+	p := c.age.tail
+	for p != nil && p.ageSeq > e.ageSeq {
+		p = p.agePrev
+	}
+	c.age.insertAfter(p, e)
 	c.nReady++
 }
 
@@ -245,8 +271,9 @@ func (c *core[T]) take(now *instant) *entry[T] {
 	return e
 }
 
-// done ends the processing of key. An item queued again meanwhile becomes eligible now; it
-// reports whether that happened. done for a key that is not processing does nothing.
+// done ends the processing of key. An item queued again meanwhile becomes eligible now, in
+// the place it took when it was queued again; done reports whether that happened. done for
+// a key that is not processing does nothing.
 func (c *core[T]) done(key T, now *instant) (eligible bool) {
 	e := c.items[key]
 	if e == nil || !e.processing {
@@ -263,7 +290,7 @@ func (c *core[T]) done(key T, now *instant) (eligible bool) {
 		c.freeEntry(e)
 	case stateParked:
 		c.nParked--
-		c.linkReady(e, now)
+		c.linkReady(e)
 		return true
 	}
 	return false

@@ -9,8 +9,10 @@
 // that is already queued keeps the higher of the two priorities and the earlier of the two
 // ready times; a raised priority puts the item at the back of its new priority. An item
 // that becomes ready after a delay joins the back of its priority when it becomes ready.
-// An item added while it is being processed is handed out again only after Done, and joins
-// the back of its priority then (as the plain workqueue re-queues it at Done).
+// An item added while it is being processed is handed out again only after Done, but the
+// re-Add's time and priority give it its place, as in controller-runtime: at Done it comes
+// before the items of its priority that became ready after the re-Add (a delayed re-Add
+// takes its place when the delay ends; a raise while it is held, when it is raised).
 //
 // # Aging: no ready item starves
 //
@@ -25,8 +27,9 @@
 // So aged items get at least one of every Every handouts, oldest first, and priorities rule
 // the rest. The bound: an item x that has been ready for Aging.After is handed out within
 // Every×(A+1) handouts, where A is the number of items that became ready before x and are
-// still queued at that moment (A < Len()). The items ahead of x can only leave, and each run
-// of Every handouts hands out x or one of them. In time: x waits at most
+// still queued at that moment (A < Len()), counting an item re-added while it is processed
+// as ready from its re-Add. The items ahead of x can only leave, and each run of Every
+// handouts hands out x or one of them. In time: x waits at most
 // After + Every×(A+1)/r, where r is the rate at which workers take items. Aging.Disabled
 // restores strict priority.
 //

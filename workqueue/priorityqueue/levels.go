@@ -5,8 +5,10 @@ package priorityqueue
 // tree: finding a level is a binary search over a few elements, and the next item to hand
 // out is always levels[0].head.
 
-// linkLevel appends e to the list of its priority, creating the level if needed. O(log L)
-// for L distinct priorities present, plus O(L) to insert a new level.
+// linkLevel puts e into the list of its priority by seq, creating the level if needed:
+// at the back for an item that becomes ready or is raised now, which is O(log L) for L
+// distinct priorities present, plus O(L) to insert a new level; a parked item coming back at
+// done walks back past the items of its level that became ready after it.
 func (c *core[T]) linkLevel(e *entry[T]) {
 	i, found := c.findLevel(e.priority)
 	var l *level[T]
@@ -19,13 +21,21 @@ func (c *core[T]) linkLevel(e *entry[T]) {
 		c.levels[i] = l
 	}
 	e.level = l
-	e.prev, e.next = l.tail, nil
-	if l.tail == nil {
-		l.head = e
-	} else {
-		l.tail.next = e
+	p := l.tail
+	for p != nil && p.seq > e.seq {
+		p = p.prev
 	}
-	l.tail = e
+	e.prev = p
+	if p == nil {
+		e.next, l.head = l.head, e
+	} else {
+		e.next, p.next = p.next, e
+	}
+	if e.next == nil {
+		l.tail = e
+	} else {
+		e.next.prev = e
+	}
 }
 
 // unlinkLevel removes e from its level, dropping the level when it becomes empty.

@@ -36,11 +36,12 @@ func (r *refQueue) tick() uint64 { r.clock++; return r.clock }
 
 func (r *refQueue) next() uint64 { r.seq++; return r.seq }
 
+// setReady makes it ready now. An item that is processing is parked: not eligible before
+// done, but its place is taken now, as controller-runtime's queue does (at done it comes
+// before the items that became ready after it).
 func (r *refQueue) setReady(it *refItem, now int64) {
 	it.waiting, it.ready = false, true
-	if !it.processing {
-		it.readyAt, it.levelOrder, it.ageOrder = now, r.tick(), r.tick()
-	}
+	it.readyAt, it.levelOrder, it.ageOrder = now, r.tick(), r.tick()
 }
 
 func (r *refQueue) add(key, priority int, delay, now int64) {
@@ -60,7 +61,7 @@ func (r *refQueue) add(key, priority int, delay, now int64) {
 	}
 	if priority > it.priority {
 		it.priority, it.seq = priority, r.next()
-		if it.ready && !it.processing {
+		if it.ready {
 			it.levelOrder = r.tick()
 		}
 	}
@@ -112,10 +113,7 @@ func (r *refQueue) done(key int, now int64) {
 		return
 	}
 	it.processing = false
-	switch {
-	case it.ready:
-		r.setReady(it, now)
-	case !it.waiting:
+	if !it.ready && !it.waiting {
 		delete(r.items, key)
 	}
 }
@@ -248,12 +246,15 @@ func checkCore[T comparable](t *testing.T, c *core[T]) {
 		}
 		for e := l.head; e != nil; e = e.next {
 			n++
+			if e.next != nil && e.next.seq <= e.seq {
+				t.Fatalf("level %d out of order", l.priority)
+			}
 		}
 	}
 	a := 0
 	for e := c.age.head; e != nil; e = e.ageNext {
 		a++
-		if e.ageNext != nil && e.ageNext.readyAt < e.readyAt {
+		if e.ageNext != nil && (e.ageNext.readyAt < e.readyAt || e.ageNext.ageSeq <= e.ageSeq) {
 			t.Fatalf("age list out of order")
 		}
 	}

@@ -1,6 +1,7 @@
 package priorityqueue
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -90,19 +91,105 @@ func TestOrder(t *testing.T) {
 	}
 }
 
+// reAddCases are scripts in which an item is added again while a worker holds it. want is
+// controller-runtime's rule: the re-Add's time and priority give the item its place, so at
+// Done it comes before the items of its priority that became ready after the re-Add (and
+// after those that became ready before it). A raise while held counts as a re-Add at the
+// new priority; a delayed re-Add takes its place when the delay ends.
+var reAddCases = []struct {
+	name   string
+	script []reAddStep
+	want   []string // handed out after the script, each Done at once
+}{
+	{"controller-runtime's spec: returned as soon as it is unlocked", []reAddStep{
+		{op: "add", key: "foo"}, {op: "get", key: "foo"},
+		{op: "add", key: "foo"}, {op: "add", key: "bar"}, {op: "get", key: "bar"},
+		{op: "add", key: "baz"}, {op: "done", key: "foo"},
+	}, []string{"foo@0", "baz@0"}},
+	{"ahead of later items, behind earlier ones", []reAddStep{
+		{op: "add", key: "a"}, {op: "add", key: "b"}, {op: "get", key: "a"},
+		{op: "add", key: "c"}, {op: "add", key: "a"}, {op: "add", key: "d"}, {op: "done", key: "a"},
+	}, []string{"b@0", "c@0", "a@0", "d@0"}},
+	{"its priority decides across levels", []reAddStep{
+		{op: "add", key: "a"}, {op: "get", key: "a"},
+		{op: "add", key: "a", prio: 5}, {op: "add", key: "hi", prio: 9}, {op: "add", key: "x", prio: 5},
+		{op: "add", key: "lo"}, {op: "done", key: "a"},
+	}, []string{"hi@9", "a@5", "x@5", "lo@0"}},
+	{"a raise while held goes behind the items of the new level ready by then", []reAddStep{
+		{op: "add", key: "a"}, {op: "get", key: "a"},
+		{op: "add", key: "a"}, {op: "add", key: "b", prio: 5},
+		{op: "add", key: "a", prio: 5}, {op: "add", key: "c", prio: 5}, {op: "done", key: "a"},
+	}, []string{"b@5", "a@5", "c@5"}},
+	{"a lower re-Add does not lower it", []reAddStep{
+		{op: "add", key: "a"}, {op: "get", key: "a"},
+		{op: "add", key: "a", prio: 5}, {op: "add", key: "b", prio: 5}, {op: "add", key: "a", prio: 1},
+		{op: "done", key: "a"},
+	}, []string{"a@5", "b@5"}},
+	{"a delayed re-Add takes its place when the delay ends", []reAddStep{
+		{op: "add", key: "a"}, {op: "get", key: "a"},
+		{op: "add", key: "a", after: time.Second}, {op: "add", key: "b"},
+		{op: "wait", after: time.Second}, {op: "add", key: "c"}, {op: "done", key: "a"},
+	}, []string{"b@0", "a@0", "c@0"}},
+	{"a re-Add while another held item comes back first", []reAddStep{
+		{op: "add", key: "a"}, {op: "add", key: "b"}, {op: "get", key: "a"}, {op: "get", key: "b"},
+		{op: "add", key: "b"}, {op: "add", key: "a"}, {op: "add", key: "c"},
+		{op: "done", key: "a"}, {op: "done", key: "b"},
+	}, []string{"b@0", "a@0", "c@0"}},
+	{"done in between hands nothing out of turn", []reAddStep{
+		{op: "add", key: "a"}, {op: "get", key: "a"}, {op: "add", key: "a"},
+		{op: "add", key: "b"}, {op: "get", key: "b"}, {op: "add", key: "b"},
+		{op: "done", key: "b"}, {op: "done", key: "a"},
+	}, []string{"a@0", "b@0"}},
+}
+
+type reAddStep struct {
+	op    string // add, get (key: the item expected), done, wait (after: how long)
+	key   string
+	prio  int
+	after time.Duration
+}
+
 func TestReAddWhileProcessing(t *testing.T) {
+	for _, tc := range reAddCases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q := New[string]("")
+				defer q.ShutDown()
+				for i, s := range tc.script {
+					switch s.op {
+					case "add":
+						q.AddWithOpts(AddOpts{Priority: prio(s.prio), After: s.after}, s.key)
+					case "get":
+						if got, _ := q.Get(); got != s.key {
+							t.Fatalf("step %d: got %q, want %q", i, got, s.key)
+						}
+					case "done":
+						q.Done(s.key)
+					case "wait":
+						time.Sleep(s.after) // synctest: advances the bubble's clock
+						synctest.Wait()
+					}
+				}
+				got := drain(t, q)
+				if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// TestReAddedItemWaitsForDone checks that a re-added item is never handed to a second
+// worker while the first holds it, even when it is the only ready item.
+func TestReAddedItemWaitsForDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New[string]("")
 		defer q.ShutDown()
 		q.Add("a")
-		q.Add("b")
 		item, _ := q.Get()
-		q.AddWithOpts(AddOpts{Priority: prio(9)}, item) // "a" again, while processing
-		if n := q.Len(); n != 2 {
-			t.Fatalf("Len = %d, want 2 (b and the re-added a)", n)
-		}
-		if got, _ := q.Get(); got != "b" {
-			t.Fatalf("got %q while a is processing, want b", got)
+		q.Add(item)
+		if n := q.Len(); n != 1 {
+			t.Fatalf("Len = %d, want 1 (the re-added a)", n)
 		}
 		got := make(chan string)
 		go func() { item, _ := q.Get(); got <- item }()
