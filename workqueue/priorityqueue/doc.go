@@ -35,13 +35,17 @@
 //
 // # Goroutines, shutdown and metrics
 //
-// New starts no goroutine. While items are delayed (AddAfter, AddRateLimited), one goroutine
-// sleeps until the earliest is due; it exits when none is left. Blocked Gets are handed
-// items directly, without a relay goroutine. ShutDown wakes every blocked Get;
-// ShutDownWithDrain waits for the items being processed, as the plain workqueue does.
+// New starts no goroutine. One goroutine sleeps on a timer of Opts.Clock while there is
+// something to wake up for: an item delayed by AddAfter or AddRateLimited, or, when metrics
+// are recorded, an item being processed (see below). It exits when there is nothing left,
+// so an idle queue runs none. Blocked Gets are handed items directly, without a relay
+// goroutine. ShutDown wakes every blocked Get; ShutDownWithDrain waits for the items being
+// processed, as the plain workqueue does.
 //
 // A named queue records the workqueue metrics through Opts.MetricProvider: depth counts the
 // ready items (by priority if the provider implements MetricsProviderWithPriority); adds
-// counts items becoming ready. Without a goroutine of its own, the queue refreshes the
-// unfinished-work and longest-running gauges on Get and Done, at most every 500ms.
+// counts items becoming ready. The unfinished-work and longest-running gauges are
+// recomputed every 500ms while items are being processed — on a hand-out or a Done once
+// 500ms have passed, and by the timer when no call comes, so they keep moving when every
+// worker is stuck — and set back to zero once nothing is processing.
 package priorityqueue

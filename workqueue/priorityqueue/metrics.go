@@ -32,11 +32,15 @@ type queueMetrics struct {
 	longestRunning workqueue.SettableGaugeMetric
 	retries        workqueue.CounterMetric
 
-	// lastRefresh is when the unfinished-work gauges were last set.
+	// lastRefresh is when the unfinished-work gauges were last set; shown is whether they
+	// were set with items being processed (not to zero).
 	lastRefresh int64
+	shown       bool
 }
 
 // unfinishedRefresh is how often the unfinished-work gauges are recomputed, as in client-go.
+// Hand-outs and Done recompute them when this long has passed; the queue's timer does while
+// items are being processed, so that they move even when every worker is stuck.
 const unfinishedRefresh = 500 * 1e6
 
 func newQueueMetrics(mp workqueue.MetricsProvider, name string) *queueMetrics {
@@ -117,6 +121,7 @@ func (c *core[T]) refreshUnfinished(n *instant, force bool) {
 		return
 	}
 	m.lastRefresh = now
+	m.shown = c.running.head != nil
 	var total float64
 	for e := c.running.head; e != nil; e = e.runNext {
 		total += float64(now-e.startedAt) / 1e9
@@ -127,4 +132,15 @@ func (c *core[T]) refreshUnfinished(n *instant, force bool) {
 	}
 	m.unfinishedWork.Set(total)
 	m.longestRunning.Set(longest)
+}
+
+// nextRefresh returns when the unfinished-work gauges are next due, if they need a refresh
+// with no queue call: while items are being processed, and once more after the last one
+// finished, to set them back to zero.
+func (c *core[T]) nextRefresh() (int64, bool) {
+	m := c.metrics
+	if m == nil || (c.running.head == nil && !m.shown) {
+		return 0, false
+	}
+	return m.lastRefresh + unfinishedRefresh, true
 }

@@ -152,7 +152,7 @@ func (r *refQueue) promote(now int64) {
 }
 
 // advance moves time from now to to, promoting at every deadline on the way, as the real
-// queue's delay goroutine does.
+// queue's timer goroutine does.
 func (r *refQueue) advance(to int64) {
 	for {
 		at, ok := r.nextDeadline()

@@ -41,7 +41,8 @@ type PriorityQueue[T comparable] interface {
 }
 
 // New returns an empty PriorityQueue whose metrics, if any, are recorded under name. It
-// starts no goroutine; while items are delayed, one goroutine waits for the earliest.
+// starts no goroutine; while items are delayed, or items are being processed and metrics are
+// recorded, one goroutine waits on a timer (see the package documentation).
 func New[T comparable](name string, opts ...Opt[T]) PriorityQueue[T] {
 	var o Opts[T]
 	for _, f := range opts {
@@ -89,10 +90,11 @@ type queue[T comparable] struct {
 	shuttingDown, stopped bool
 	// drained is closed when a ShutDownWithDrain may return.
 	drained chan struct{}
-	// timerRunning is whether the delay goroutine runs.
+	// timerRunning is whether the timer goroutine runs; timerAt is when it wakes up next.
 	timerRunning bool
+	timerAt      int64
 
-	kick   chan struct{} // wakes the delay goroutine: an earlier deadline
+	kick   chan struct{} // wakes the timer goroutine: an earlier deadline
 	stopCh chan struct{} // closed at shutdown
 	wg     sync.WaitGroup
 
@@ -152,7 +154,6 @@ func (q *queue[T]) AddWithOpts(o AddOpts, items ...T) {
 		return
 	}
 	now := instant{read: q.nowFn}
-	before, had := q.core.nextDeadline()
 	for i, item := range items {
 		d := o.After
 		if delays != nil {
@@ -160,7 +161,7 @@ func (q *queue[T]) AddWithOpts(o AddOpts, items ...T) {
 		}
 		q.addLocked(item, priority, d, &now)
 	}
-	q.afterAddLocked(&now, before, had)
+	q.afterAddLocked(&now)
 }
 
 func (q *queue[T]) addOne(item T, priority int, after time.Duration, rateLimited bool) {
@@ -174,9 +175,8 @@ func (q *queue[T]) addOne(item T, priority int, after time.Duration, rateLimited
 		return
 	}
 	now := instant{read: q.nowFn}
-	before, had := q.core.nextDeadline()
 	q.addLocked(item, priority, d, &now)
-	q.afterAddLocked(&now, before, had)
+	q.afterAddLocked(&now)
 }
 
 // delay returns an item's delay; the rate limiter is called without the lock.
@@ -197,18 +197,35 @@ func (q *queue[T]) addLocked(item T, priority int, d time.Duration, now *instant
 	q.core.add(item, priority, int64(d), now)
 }
 
-// afterAddLocked hands new eligible items to waiters and makes sure the delay goroutine runs
+// afterAddLocked hands new eligible items to waiters and makes sure the timer goroutine runs
 // and knows the earliest deadline.
-func (q *queue[T]) afterAddLocked(now *instant, before int64, had bool) {
+func (q *queue[T]) afterAddLocked(now *instant) {
 	q.dispatchLocked(now)
-	next, ok := q.core.nextDeadline()
+	q.ensureTimerLocked()
+}
+
+// nextWakeLocked returns when the timer goroutine must next wake up: the earliest delayed
+// item's deadline or the gauges' next refresh, whichever comes first.
+func (q *queue[T]) nextWakeLocked() (int64, bool) {
+	at, ok := q.core.nextDeadline()
+	if r, rok := q.core.nextRefresh(); rok && (!ok || r < at) {
+		at, ok = r, true
+	}
+	return at, ok
+}
+
+// ensureTimerLocked starts the timer goroutine if it has a deadline to wait for, or wakes it
+// if the deadline is earlier than the one it waits for.
+func (q *queue[T]) ensureTimerLocked() {
+	next, ok := q.nextWakeLocked()
 	switch {
-	case !ok:
+	case !ok || q.shuttingDown:
 	case !q.timerRunning:
-		q.timerRunning = true
+		q.timerRunning, q.timerAt = true, next
 		q.wg.Add(1)
-		go q.delayLoop()
-	case !had || next < before:
+		go q.timerLoop()
+	case next < q.timerAt:
+		q.timerAt = next
 		select {
 		case q.kick <- struct{}{}:
 		default:
@@ -216,11 +233,26 @@ func (q *queue[T]) afterAddLocked(now *instant, before int64, had bool) {
 	}
 }
 
+// handedOutLocked follows every hand-out: it refreshes the unfinished-work gauges if due and
+// keeps the timer that refreshes them while items are held. Nothing without metrics.
+func (q *queue[T]) handedOutLocked(now *instant) {
+	if q.core.metrics == nil {
+		return
+	}
+	q.core.refreshUnfinished(now, false)
+	q.ensureTimerLocked()
+}
+
 // dispatchLocked hands eligible items directly to blocked Gets.
 func (q *queue[T]) dispatchLocked(now *instant) {
+	n := 0
 	for q.whead < len(q.waiters) && q.core.nReady > 0 {
 		e := q.core.take(now)
 		q.popWaiterLocked().ch <- handout[T]{item: e.key, priority: e.priority}
+		n++
+	}
+	if n > 0 {
+		q.handedOutLocked(now)
 	}
 }
 
@@ -257,12 +289,12 @@ func (q *queue[T]) GetWithPriority() (item T, priority int, shutdown bool) {
 		return item, 0, true
 	}
 	now := instant{read: q.nowFn}
-	// Items whose delay is over are taken in now rather than after the delay goroutine's
+	// Items whose delay is over are taken in now rather than after the timer goroutine's
 	// wake-up: Get does not wait for the timer's latency.
 	q.core.promote(&now)
 	if e := q.core.take(&now); e != nil {
 		item, priority = e.key, e.priority
-		q.core.refreshUnfinished(&now, false)
+		q.handedOutLocked(&now)
 		q.mu.Unlock()
 		return item, priority, false
 	}
@@ -324,7 +356,7 @@ func (q *queue[T]) ShuttingDown() bool { return q.down.Load() }
 
 // ShutDown makes the queue ignore new items, drops the delayed ones, and makes every Get,
 // blocked or future, return shutdown == true at once; ready items are not handed out any
-// more. It ends a ShutDownWithDrain that is waiting and returns once the delay goroutine, if
+// more. It ends a ShutDownWithDrain that is waiting and returns once the timer goroutine, if
 // any, has exited. It may be called more than once.
 func (q *queue[T]) ShutDown() {
 	q.mu.Lock()
@@ -376,9 +408,11 @@ func (q *queue[T]) beginShutDownLocked() {
 	q.log.V(4).Info("Priority queue shutting down", "ready", q.core.len())
 }
 
-// delayLoop is the queue's only goroutine. It runs while items are delayed: it sleeps until
-// the earliest is due, makes the due items ready, and exits when none is left or at shutdown.
-func (q *queue[T]) delayLoop() {
+// timerLoop is the queue's only goroutine. It runs while items are delayed, or items are
+// being processed and metrics are recorded: it sleeps until the earliest delayed item is due
+// or the unfinished-work gauges are, makes the due items ready, refreshes the gauges, and
+// exits when it has nothing left to wait for, or at shutdown.
+func (q *queue[T]) timerLoop() {
 	defer q.wg.Done()
 	var t clock.Timer
 	defer func() {
@@ -397,12 +431,14 @@ func (q *queue[T]) delayLoop() {
 		if q.core.promote(&now) > 0 {
 			q.dispatchLocked(&now)
 		}
-		next, ok := q.core.nextDeadline()
+		q.core.refreshUnfinished(&now, false)
+		next, ok := q.nextWakeLocked()
 		if !ok {
 			q.timerRunning = false
 			q.mu.Unlock()
 			return
 		}
+		q.timerAt = next
 		q.mu.Unlock()
 		d := time.Duration(next - now.get())
 		if t == nil {

@@ -317,8 +317,8 @@ func TestBadUse(t *testing.T) {
 	}
 }
 
-// TestDelayGoroutine checks the goroutine budget: none while no item is delayed, one while
-// some are, gone once they are ready.
+// TestDelayGoroutine checks the goroutine budget without metrics: none while no item is
+// delayed, one while some are, gone once they are ready.
 func TestDelayGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		q := New[string]("").(*queue[string])
@@ -362,7 +362,7 @@ func TestFakeClock(t *testing.T) {
 	got := make(chan string)
 	go func() { item, _ := q.Get(); got <- item }()
 	for !fc.HasWaiters() {
-		runtime.Gosched() // the delay goroutine arms its timer
+		runtime.Gosched() // the timer goroutine arms its timer
 	}
 	fc.Step(time.Second)
 	if item := <-got; item != "a" {
