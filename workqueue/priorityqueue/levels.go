@@ -57,9 +57,7 @@ func (c *core[T]) unlinkLevel(e *entry[T]) {
 		copy(c.levels[i:], c.levels[i+1:])
 		c.levels[len(c.levels)-1] = nil
 		c.levels = c.levels[:len(c.levels)-1]
-		if len(c.freeLevels) < maxFree {
-			c.freeLevels = append(c.freeLevels, l)
-		}
+		c.freeLevels = append(c.freeLevels, l)
 	}
 }
 

@@ -267,3 +267,23 @@ func checkCore[T comparable](t *testing.T, c *core[T]) {
 		}
 	}
 }
+
+// TestLargeBatchReusesEntries checks that a queue that drained a large batch reuses its
+// entries for the next one: no allocation per item, however large the batch (the speed and
+// allocations of the whole queue are in bench/priorityqueue, Batch10kReused).
+func TestLargeBatchReusesEntries(t *testing.T) {
+	const batch = 10000
+	c := newCore[int](DefaultAgingEvery, int64(DefaultAgingAfter), nil)
+	run := func() {
+		for i := range batch {
+			c.add(i, []int{0, LowPriority, 10}[i%3], 0, at(0))
+		}
+		for range batch {
+			c.done(c.take(at(0)).key, at(0))
+		}
+	}
+	run()
+	if allocs := testing.AllocsPerRun(3, run); allocs > 0 {
+		t.Fatalf("a second batch of %d items allocated %v times", batch, allocs)
+	}
+}
