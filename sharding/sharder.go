@@ -136,19 +136,18 @@ func (s *sharder) lead(ctx context.Context) {
 	}
 
 	p := &pass{s: s, view: view, kinds: kinds, confirmed: map[string]bool{}}
-	passNow := make(chan struct{}, 1)
 	for range s.concurrency {
 		wg.Go(func() {
-			for s.assignNext(ctx, queue, kinds, stores, view, p, passNow) {
+			for s.assignNext(ctx, queue, kinds, stores, view) {
 			}
 		})
 	}
-	s.passLoop(ctx, view, p, passNow)
+	s.passLoop(ctx, view, p)
 }
 
 // assignNext labels one unassigned object from the queue; false once the queue shut down.
 func (s *sharder) assignNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[item], kinds []kind,
-	stores []cache.Store, view *ringView, p *pass, passNow chan<- struct{}) bool {
+	stores []cache.Store, view *ringView) bool {
 	it, shutdown := queue.Get()
 	if shutdown {
 		return false
@@ -187,20 +186,16 @@ func (s *sharder) assignNext(ctx context.Context, queue workqueue.TypedRateLimit
 		}
 		return true
 	}
+	// A new owner's controlled objects are labelled by the same hash as it is; an owner that
+	// was handed over had its controlled objects left where they were, and the follow-up
+	// passes that the drain scheduled move them once it is settled here.
 	queue.Forget(it)
-	if !k.controlled && len(s.resources[k.owner].Controlled) > 0 {
-		// Its controlled objects follow it in a pass.
-		select {
-		case passNow <- struct{}{}:
-		default:
-		}
-	}
 	return true
 }
 
-// passLoop runs passes on membership changes, when a pass left work pending, when an owner
-// with controlled objects was assigned, and every resync period.
-func (s *sharder) passLoop(ctx context.Context, view *ringView, p *pass, passNow <-chan struct{}) {
+// passLoop runs passes on membership changes, when a pass left work pending, and every
+// resync period.
+func (s *sharder) passLoop(ctx context.Context, view *ringView, p *pass) {
 	logger := klog.FromContext(ctx)
 	resync := s.clock.NewTicker(s.resync)
 	defer resync.Stop()
@@ -245,7 +240,6 @@ func (s *sharder) passLoop(ctx context.Context, view *ringView, p *pass, passNow
 			view.tick() // signals changed if a lease expired
 			continue
 		case <-view.changed:
-		case <-passNow:
 		case <-resync.C():
 		case <-followUpC():
 			followUp = nil
