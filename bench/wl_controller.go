@@ -35,10 +35,10 @@ func init() {
 			group: "controller",
 			name:  fmt.Sprintf("churn/workers=%d", workers),
 			doc: fmt.Sprintf("an informer over %d realistic pods (~10 KB as JSON) whose handlers enqueue keys into a named, "+
-				"rate-limited queue; %d workers each read the pod from the cache, spend %v of CPU and wait %v; the cluster "+
+				"rate-limited queue; %d workers each read the pod from the cache, spend %v of CPU (a fixed amount of work) and wait %v; the cluster "+
 				"changes pods at %d/s (half of the changes to 1%% of the pods) for N changes (10k, 40k with -full); "+
 				"cpu-ms/kchange is process CPU per 1000 changes, allocs/change likewise, p50-ms and p99-ms the latency "+
-				"from a change to the start of the first reconcile that sees it, deliver-p50-ms and deliver-p99-ms from a change "+
+				"from a change to the cache read of the first reconcile that sees it, deliver-p50-ms and deliver-p99-ms from a change "+
 				"to its handler call, heap-B and peak-B the live heap above the cluster's own objects after and at most during the churn",
 				controllerPods, workers, reconcileCPU, reconcileWait, churnRate),
 			heavy: true,
@@ -94,6 +94,7 @@ type controller struct {
 // startController starts an informer over c with a handler that enqueues the key of every
 // added, changed or deleted pod, waits until it has synced, and starts the workers.
 func startController(b *testing.B, impl *Impl, c *cluster, workers int) *controller {
+	reconcileWork() // calibrated before anything runs
 	ctl := &controller{c: c, inf: impl.NewInformer(c, &v1.Pod{}), q: impl.NewControllerQueue(),
 		seen: make([]int64, len(c.orig)), lats: make([][]latency, workers)}
 	for i := range ctl.seen {
@@ -136,9 +137,10 @@ func (ctl *controller) work(w int) {
 		if shutdown {
 			return
 		}
-		now := int64(time.Since(ctl.c.start))
 		ctl.reconciles.Add(1)
 		obj, ok, err := idx.GetByKey(key)
+		// The reconcile sees what this read returns: a change counts as seen from here.
+		now := int64(time.Since(ctl.c.start))
 		var rv int64
 		if ok && err == nil {
 			p := obj.(*v1.Pod)
@@ -154,8 +156,7 @@ func (ctl *controller) work(w int) {
 				ctl.changes.Add(n)
 			}
 		}
-		for start := time.Now(); time.Since(start) < reconcileCPU; {
-		}
+		spin(reconcileWork())
 		time.Sleep(reconcileWait)
 		if rv%failEveryNth == 0 {
 			ctl.q.AddRateLimited(key)
@@ -164,6 +165,33 @@ func (ctl *controller) work(w int) {
 		}
 		ctl.q.Done(key)
 	}
+}
+
+// reconcileWork is the number of spin iterations that take reconcileCPU on this machine,
+// measured once per process (the fastest of several tries, when nothing else runs): a
+// reconcile then costs the same CPU whatever the load, where a loop that spins for a time
+// would burn less CPU when the machine is busy and it is descheduled in between.
+var reconcileWork = sync.OnceValue(func() int {
+	const n = 100_000
+	best := time.Duration(1 << 62)
+	for range 20 {
+		start := time.Now()
+		spin(n)
+		best = min(best, time.Since(start))
+	}
+	return max(1, int(int64(n)*int64(reconcileCPU)/int64(max(best, 1))))
+})
+
+var spinSink atomic.Uint64
+
+// spin does n rounds of integer mixing.
+func spin(n int) {
+	x := uint64(n)
+	for i := range n {
+		x = (x ^ uint64(i)) * 0x9e3779b97f4a7c15
+		x ^= x >> 29
+	}
+	spinSink.Store(x)
 }
 
 // shutdown stops the workers, then the informer.
