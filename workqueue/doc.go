@@ -30,11 +30,7 @@
 // Where this package differs from client-go, it is to fix a weakness and the doc comment says
 // so: AddAfter never blocks and the delaying goroutine uses one timer and no heartbeat,
 // ShutDownWithDrain stops that goroutine at once, Done of an item that is not being processed
-// is ignored, a blocked Get is handed its item without taking the lock again, the items'
-// states are spread over 32 locked shards so that producers and workers on different CPUs do
-// not queue behind one lock (see Typed), a named queue's per-item metrics bookkeeping lives in
-// those shards and its add times travel with the items in the FIFO, and the unfinished-work
-// metrics are updated in O(shards) rather than by walking every item under the lock.
+// is ignored, and the queue gives back the memory of a burst once it has drained.
 //
 // Time is read from an injectable k8s.io/utils/clock clock (Clock in each config), so tests can
 // drive delays with a fake clock.

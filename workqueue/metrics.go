@@ -1,8 +1,6 @@
 package workqueue
 
 import (
-	"math"
-	"math/bits"
 	"sync"
 	"time"
 
@@ -110,16 +108,11 @@ func globalProvider() MetricsProvider {
 	return provider
 }
 
-// queueMetrics records the metrics of one named queue. A nil *queueMetrics records nothing.
-// The per-item bookkeeping lives in the shards' itemMetrics, guarded like the shards' item
-// states (addTime, startRun, endRun, takeAddTime, collectUnfinished). The calls into the metric
-// objects (count*, setUnfinishedWork) are made only with the queue's own lock held, as
-// client-go makes them, so a provider's metrics need not be safe for concurrent use; a lock of
-// their own would be a second lock that every item takes three times, on which the workers
-// and producers of a busy queue then queue up.
+// queueMetrics records the metrics of one named queue, as client-go does. A nil *queueMetrics
+// records nothing. Its methods are called with the queue's lock held, so a provider's metrics
+// need not be safe for concurrent use.
 type queueMetrics[T comparable] struct {
 	clock clock.Clock
-	base  time.Time // start offsets are measured from here
 
 	depth          GaugeMetric
 	adds           CounterMetric
@@ -127,34 +120,15 @@ type queueMetrics[T comparable] struct {
 	workDuration   HistogramMetric
 	unfinishedWork SettableGaugeMetric
 	longestRunning SettableGaugeMetric
+
+	// addTimes holds when each dirty item was first added since its last Get, in nanoseconds
+	// since base (8 bytes instead of a time.Time's 24: a burst of adds can be large). started
+	// holds when each item being processed was taken.
+	base         time.Time
+	addTimes     map[T]int64
+	addTimesSize burstSize
+	started      map[T]time.Time
 }
-
-// itemMetrics is the per-item bookkeeping of one shard of a named queue, guarded like the
-// shard's item states.
-type itemMetrics[T comparable] struct {
-	// addTimes holds when each dirty item was first added since its last Get.
-	addTimes map[T]time.Time
-
-	// running indexes the items being processed. They also form a list in the order they
-	// were taken, so the oldest is at the head, and startSum is the sum of their start
-	// offsets: the periodic update is O(shards) instead of a walk over every item.
-	running    map[T]*runNode[T]
-	head, tail *runNode[T]
-	free       *runNode[T]
-	nFree      int
-	startSum   int128
-}
-
-// runNode is one item being processed.
-type runNode[T any] struct {
-	item       T
-	start      time.Time
-	offset     int64 // start - base, in nanoseconds
-	prev, next *runNode[T]
-}
-
-// maxFreeNodes bounds the list of recycled runNodes of one shard.
-const maxFreeNodes = 1024 / itemShardCount
 
 func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Clock) *queueMetrics[T] {
 	if name == "" || mp == (noopMetricsProvider{}) {
@@ -169,189 +143,63 @@ func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Cloc
 		unfinishedWork: mp.NewUnfinishedWorkSecondsMetric(name),
 		longestRunning: mp.NewLongestRunningProcessorSecondsMetric(name),
 		base:           c.Now(),
+		addTimes:       make(map[T]int64),
+		started:        make(map[T]time.Time),
 	}
 }
 
-// newItemMetrics returns the per-item bookkeeping for one shard of m's queue, or nil if m is.
-func (m *queueMetrics[T]) newItemMetrics() *itemMetrics[T] {
-	if m == nil {
-		return nil
-	}
-	return &itemMetrics[T]{addTimes: make(map[T]time.Time), running: make(map[T]*runNode[T])}
-}
-
-// now returns the metrics clock's time, or the zero time if m is nil (no metrics). The queue
-// reads it before taking its lock and passes it to addTime and countGet.
-func (m *queueMetrics[T]) now() time.Time {
-	if m == nil {
-		return time.Time{}
-	}
-	return m.clock.Now()
-}
-
-// noTime stands for "no add time here" where add times travel with queued items.
-const noTime = math.MinInt64
-
-// addTime records now (from now()) as the time item became dirty. inFIFO says that the item is
-// queued at once in the default FIFO, which keeps its add time: addTime then returns that time, as
-// an offset from base, and does not touch im. Otherwise (an item added while it is processed, or
-// any item of a queue with a custom Queue) the time is kept in im and addTime returns noTime. The
-// caller also calls countAdd.
-func (m *queueMetrics[T]) addTime(im *itemMetrics[T], item T, inFIFO bool, now time.Time) int64 {
-	if m == nil {
-		return noTime
-	}
-	if inFIFO {
-		return int64(now.Sub(m.base))
-	}
-	im.addTimes[item] = now
-	return noTime
-}
-
-// countAdd counts an item that became dirty. Under the queue's lock.
-func (m *queueMetrics[T]) countAdd() {
+// add counts an Add that made item dirty.
+func (m *queueMetrics[T]) add(item T) {
 	if m == nil {
 		return
 	}
 	m.adds.Inc()
 	m.depth.Inc()
-}
-
-// takeAddTime returns the add time im keeps for item, as an offset from base, and forgets it;
-// noTime if there is none. Done calls it to move the time of an item added during its
-// processing into the FIFO with the item.
-func (m *queueMetrics[T]) takeAddTime(im *itemMetrics[T], item T) int64 {
-	if m == nil {
-		return noTime
-	}
-	added, ok := im.addTimes[item]
-	if !ok {
-		return noTime
-	}
-	delete(im.addTimes, item)
-	return int64(added.Sub(m.base))
-}
-
-// countGet counts item as taken by a worker at now (from now()), which it returns: its processing
-// starts then. addedAt is its add time (an offset from base) if it came with it from the FIFO, or
-// noTime: then im (if not nil) keeps it, and im must be guarded. Under the queue's lock.
-func (m *queueMetrics[T]) countGet(im *itemMetrics[T], item T, addedAt int64, now time.Time) (start time.Time) {
-	if m == nil {
-		return time.Time{}
-	}
-	waited, wasAdded := now.Sub(m.base)-time.Duration(addedAt), addedAt != noTime
-	if !wasAdded && im != nil {
-		var added time.Time
-		if added, wasAdded = im.addTimes[item]; wasAdded {
-			delete(im.addTimes, item)
-			waited = now.Sub(added)
-		}
-	}
-	m.depth.Dec()
-	if wasAdded {
-		m.latency.Observe(waited.Seconds())
-	}
-	return now
-}
-
-// startRun records that the processing of item started at start (from countGet). The queue
-// never hands out an item that is being processed, so item is not in running.
-func (m *queueMetrics[T]) startRun(im *itemMetrics[T], item T, start time.Time) {
-	if m == nil {
-		return
-	}
-	n := im.free
-	if n != nil {
-		im.free = n.next
-		im.nFree--
-	} else {
-		n = new(runNode[T])
-	}
-	*n = runNode[T]{item: item, start: start, offset: int64(start.Sub(m.base)), prev: im.tail}
-	if im.tail != nil {
-		im.tail.next = n
-	} else {
-		im.head = n
-	}
-	im.tail = n
-	im.running[item] = n
-	im.startSum.add(n.offset)
-}
-
-// endRun records that the processing of item ended and returns how long it took, in
-// seconds, for countDone; ok is false if item was not recorded as running (or m is nil).
-func (m *queueMetrics[T]) endRun(im *itemMetrics[T], item T) (took float64, ok bool) {
-	if m == nil {
-		return 0, false
-	}
-	n, ok := im.running[item]
-	if !ok {
-		return 0, false
-	}
-	took = m.clock.Since(n.start).Seconds()
-	im.unlink(n)
-	return took, true
-}
-
-// countDone observes a processing that took took seconds. Under the queue's lock.
-func (m *queueMetrics[T]) countDone(took float64) {
-	m.workDuration.Observe(took)
-}
-
-func (im *itemMetrics[T]) unlink(n *runNode[T]) {
-	delete(im.running, n.item)
-	im.startSum.sub(n.offset)
-	if n.prev != nil {
-		n.prev.next = n.next
-	} else {
-		im.head = n.next
-	}
-	if n.next != nil {
-		n.next.prev = n.prev
-	} else {
-		im.tail = n.prev
-	}
-	*n = runNode[T]{}
-	if im.nFree < maxFreeNodes {
-		n.next = im.free
-		im.free = n
-		im.nFree++
+	if _, ok := m.addTimes[item]; !ok {
+		m.addTimes[item] = int64(m.clock.Since(m.base))
+		m.addTimesSize.grew(len(m.addTimes))
 	}
 }
 
-// unfinished accumulates the items being processed over the shards.
-type unfinished struct {
-	n        int64
-	startSum int128
-	oldest   time.Time // zero if none
-}
-
-// collectUnfinished adds im's items being processed to u; the caller holds im's guard.
-func collectUnfinished[T comparable](u *unfinished, im *itemMetrics[T]) {
-	if im == nil || im.head == nil {
-		return
-	}
-	u.n += int64(len(im.running))
-	u.startSum.addInt128(im.startSum)
-	if u.oldest.IsZero() || im.head.start.Before(u.oldest) {
-		u.oldest = im.head.start
-	}
-}
-
-// setUnfinishedWork sets the unfinished-work and longest-running gauges from u. Under the
-// queue's lock.
-func (m *queueMetrics[T]) setUnfinishedWork(u *unfinished) {
+// get counts item as taken by a worker: it observes how long the item waited.
+func (m *queueMetrics[T]) get(item T) {
 	if m == nil {
 		return
 	}
 	now := m.clock.Now()
+	m.depth.Dec()
+	m.started[item] = now
+	if added, ok := m.addTimes[item]; ok {
+		m.latency.Observe((now.Sub(m.base) - time.Duration(added)).Seconds())
+		delete(m.addTimes, item)
+		if len(m.addTimes) == 0 && m.addTimesSize.emptied() {
+			m.addTimes = make(map[T]int64)
+		}
+	}
+}
+
+// done observes how long the processing of item took.
+func (m *queueMetrics[T]) done(item T) {
+	if m == nil {
+		return
+	}
+	if start, ok := m.started[item]; ok {
+		m.workDuration.Observe(m.clock.Since(start).Seconds())
+		delete(m.started, item)
+	}
+}
+
+// updateUnfinishedWork sets the unfinished-work and longest-running gauges from the items
+// being processed: O(items being processed), about the number of workers.
+func (m *queueMetrics[T]) updateUnfinishedWork() {
+	if m == nil {
+		return
+	}
 	var total, oldest float64
-	if u.n > 0 {
-		// Σ(now - start) = n·(now - base) - Σ(start - base), exact in 128 bits.
-		all := mulInt128(u.n, int64(now.Sub(m.base)))
-		all.subInt128(u.startSum)
-		total = all.float64() / float64(time.Second)
-		oldest = max(0, now.Sub(u.oldest).Seconds())
+	for _, start := range m.started {
+		age := m.clock.Since(start).Seconds()
+		total += age
+		oldest = max(oldest, age)
 	}
 	m.unfinishedWork.Set(total)
 	m.longestRunning.Set(oldest)
@@ -380,62 +228,4 @@ func (m *retryMetrics) retry() {
 	if m != nil {
 		m.retries.Inc()
 	}
-}
-
-// int128 is a two's complement 128-bit integer, enough to sum any number of int64 offsets.
-type int128 struct {
-	hi int64
-	lo uint64
-}
-
-func (a *int128) add(x int64) {
-	lo, carry := bits.Add64(a.lo, uint64(x), 0)
-	a.hi += x>>63 + int64(carry)
-	a.lo = lo
-}
-
-func (a *int128) sub(x int64) {
-	lo, borrow := bits.Sub64(a.lo, uint64(x), 0)
-	a.hi -= x>>63 + int64(borrow)
-	a.lo = lo
-}
-
-func (a *int128) addInt128(b int128) {
-	lo, carry := bits.Add64(a.lo, b.lo, 0)
-	a.hi = a.hi + b.hi + int64(carry)
-	a.lo = lo
-}
-
-func (a *int128) subInt128(b int128) {
-	lo, borrow := bits.Sub64(a.lo, b.lo, 0)
-	a.hi = a.hi - b.hi - int64(borrow)
-	a.lo = lo
-}
-
-// mulInt128 returns n·x for n >= 0.
-func mulInt128(n, x int64) int128 {
-	ux := uint64(x)
-	if x < 0 {
-		ux = -ux
-	}
-	hi, lo := bits.Mul64(uint64(n), ux)
-	r := int128{hi: int64(hi), lo: lo}
-	if x < 0 {
-		r = r.neg()
-	}
-	return r
-}
-
-func (a int128) neg() int128 {
-	lo, carry := bits.Add64(^a.lo, 1, 0)
-	return int128{hi: ^a.hi + int64(carry), lo: lo}
-}
-
-// float64 converts through the magnitude, so that small negative values keep their precision.
-func (a int128) float64() float64 {
-	if a.hi < 0 {
-		m := a.neg() // for the minimum value m.hi stays negative, and uint64 reads it right
-		return -(float64(uint64(m.hi))*(1<<64) + float64(m.lo))
-	}
-	return float64(uint64(a.hi))*(1<<64) + float64(a.lo)
 }

@@ -3,7 +3,6 @@ package workqueue
 import (
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"sync"
 	"testing"
@@ -277,45 +276,6 @@ func TestSetProvider(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestInt128(t *testing.T) {
-	vals := []int64{0, 1, -1, 7, -7, math.MaxInt64, math.MinInt64, math.MaxInt64 - 3, 1 << 40, -(1 << 50)}
-	toBig := func(a int128) *big.Int {
-		b := new(big.Int).Lsh(big.NewInt(a.hi), 64)
-		return b.Add(b, new(big.Int).SetUint64(a.lo))
-	}
-	var acc int128
-	want := new(big.Int)
-	for i, x := range vals {
-		for j, y := range vals {
-			acc.add(x)
-			want.Add(want, big.NewInt(x))
-			acc.sub(y)
-			want.Sub(want, big.NewInt(y))
-			if toBig(acc).Cmp(want) != 0 {
-				t.Fatalf("after +%d -%d (i=%d j=%d): %v, want %v", x, y, i, j, toBig(acc), want)
-			}
-		}
-	}
-	for _, n := range []int64{0, 1, 3, math.MaxInt64} {
-		for _, x := range vals {
-			p := mulInt128(n, x)
-			w := new(big.Int).Mul(big.NewInt(n), big.NewInt(x))
-			if toBig(p).Cmp(w) != 0 {
-				t.Fatalf("%d·%d = %v, want %v", n, x, toBig(p), w)
-			}
-			f, _ := new(big.Float).SetInt(w).Float64()
-			if got := p.float64(); got != f {
-				t.Fatalf("float64(%v) = %v, want %v", w, got, f)
-			}
-			d := p
-			d.subInt128(mulInt128(n, x))
-			if d != (int128{}) {
-				t.Fatalf("x - x = %+v", d)
-			}
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package workqueue
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -128,25 +127,17 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	if config.Clock == nil {
 		config.Clock = clock.RealClock{}
 	}
+	if config.Queue == nil {
+		config.Queue = DefaultQueue[T]()
+	}
 	q := &Typed[T]{
 		queue:   config.Queue,
 		clock:   config.Clock,
 		metrics: newQueueMetrics[T](provider, config.Name, config.Clock),
-		hasher:  newItemHasher(),
+		items:   make(map[T]itemState),
 		stopCh:  make(chan struct{}),
 	}
-	if q.queue == nil {
-		q.queue = &q.ring
-	}
-	q.fifo, _ = q.queue.(*fifo[T])
-	q.locked = q.fifo == nil
-	if q.fifo != nil && q.metrics != nil {
-		q.fifo.timed = true // the FIFO keeps each item's add time, instead of a map
-	}
-	for i := range q.shards {
-		q.shards[i].met = q.metrics.newItemMetrics()
-	}
-	q.waiterPool.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
+	q.cond = sync.NewCond(&q.mu)
 	if q.metrics != nil {
 		q.wg.Add(1)
 		go q.updateUnfinishedWorkLoop(updatePeriod)
@@ -154,203 +145,71 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	return q
 }
 
-// waiter is a Get blocked on an empty queue. Add hands it an item directly, so the worker
-// wakes up with its item without taking the lock again. The item is set under the lock, and
-// the wake-up is sent after the lock is released, to keep the critical section short.
-type waiter[T any] struct {
-	item  T
-	start time.Time     // when its processing started, for the metrics (countGet)
-	ok    bool          // false: woken by shutdown
-	ready chan struct{} // capacity 1
-}
+// itemState is the state of an item the queue knows; an item in none is absent from items.
+type itemState uint8
+
+const (
+	stateWaiting    itemState = iota + 1 // added and not yet taken by Get
+	stateProcessing                      // between Get and Done
+	stateAgain                           // processing, and added again since its Get: its Done queues it
+)
 
 // Typed is a work queue of items of type T (see TypedInterface). Items are handed out in the
 // order of its Queue, FIFO by default. Create it with NewTyped or NewTypedWithConfig; the zero
 // value is not usable. All methods are safe for concurrent use; Add, Get and Done are O(1)
 // plus the cost of the Queue.
 //
-// Locking. With the default FIFO, an item's state (dirty, processing) lives in one of
-// itemShardCount shards chosen by its hash, under that shard's lock, and mu only orders the FIFO
-// and the blocked Gets. An Add of an item that is already queued and a Done of an item that was not
-// added again take only their shard's lock; to queue an item, Add (or Done) marks it dirty under
-// its shard's lock, releases that, and pushes it under mu, so no two locks are ever held together
-// and a worker that takes the item at once does not find its shard locked. Until the push the item
-// is dirty but not queued, which only another Add can see (and is absorbed by, as it would be a
-// moment later); Get, ShutDown and Done reach only queued or processing items. No item state is
-// read or written under mu. One lock for everything made every Add, Get and Done queue behind every
-// other: with 4–16 producers and workers on a few CPUs, Go's mutex then falls into its starvation
-// mode (FIFO hand-over, a goroutine switch per Unlock), and the queue alternated between that and
-// normal mode from run to run. The metrics' per-item bookkeeping (add times, running items) lives
-// in the shards, under their locks; the calls into the metric objects are made under mu, as
-// client-go makes them under its lock, so they come one at a time and in each item's order (a lock
-// of their own, taken three times per item, was the next lock for every goroutine to queue on). An
-// item that keeps being added while it waits, or while it is processed, becomes hot (see hotTable):
-// from then on an Add that finds it still waiting, or being processed and already due again, takes
-// no lock at all and writes nothing. A custom Queue, whose Touch must see every re-Add, puts the
-// queue in locked mode: every operation runs under mu, as before, and no item becomes hot.
+// One mutex guards everything, as in client-go, and a blocked Get waits on a sync.Cond that
+// Add, Done and ShutDown signal (Get takes no context: ShutDown is what ends its wait). A
+// controller's reconcile takes a thousand times longer than a queue operation, so the queue
+// is built to be easy to check rather than to spread over CPUs: a sharded version with a
+// lock-free path for hot items measured no better on a realistic controller workload
+// (BENCHMARKS.md, issue 28).
 type Typed[T comparable] struct {
 	queue   Queue[T]
-	fifo    *fifo[T] // queue itself when it is the default one, to skip interface calls
 	clock   clock.WithTicker
 	metrics *queueMetrics[T] // nil when nothing is recorded
-	locked  bool             // a custom Queue: every operation holds mu; shard locks are not used
-	// down mirrors shuttingDown for lock-free reads; draining is set by ShutDownWithDrain.
-	// Every Add reads down and every Done draining: they sit with the fields that are only
-	// read, away from the lines that change under mu (next to processing, every Add had to
-	// fetch the line each Get and Done had just written).
-	down     atomic.Bool
-	draining atomic.Bool
-	hasher   itemHasher
 
-	// hot holds each shard's table of hot items (see hotTable), apart from the shards: Adds
-	// read it without a lock while the shards' cache lines are written.
-	hot    [itemShardCount]atomic.Pointer[hotTable[T]]
-	shards [itemShardCount]itemShard[T]
-	// candidates holds each shard's candidates for promotion; under the shard's lock.
-	candidates [itemShardCount]hotCandidates
-
-	// mu guards the fields below, the Queue and the metrics bookkeeping (and, in locked
-	// mode, the shards).
-	mu sync.Mutex
-	// ring is the default Queue, when the config names none: it sits next to mu, so that the
-	// cache line a worker or producer pulls in to take the lock brings the ring's indexes
-	// along (an allocated FIFO cost one more transfer of a line between CPUs per Add and Get,
-	// about 5% of the contended queue's time).
-	ring         fifo[T]
-	waiters      []*waiter[T]
+	// mu guards the fields below, the Queue and the metrics.
+	mu   sync.Mutex
+	cond *sync.Cond // on mu: signalled when an item is queued, broadcast at shutdown
+	// items holds the state of every item that is waiting or being processed.
+	items        map[T]itemState
+	itemsSize    burstSize // of items
+	processing   int       // items in stateProcessing or stateAgain
 	shuttingDown bool
 	drained      chan struct{} // closed when processing reaches 0 during a drain
 
-	// processing counts the items between Get and Done. It is raised under mu; Done lowers it
-	// without mu and takes mu only when a drain waits (draining).
-	processing atomic.Int64
-
-	waiterPool sync.Pool // of *waiter[T]; per queue so that channels stay in one synctest bubble
-	stopCh     chan struct{}
-	stopOnce   sync.Once
-	wg         sync.WaitGroup
-}
-
-// shard returns item's shard and its hash.
-func (q *Typed[T]) shard(item T) (*itemShard[T], uint64) {
-	h := itemHash(&q.hasher, item)
-	return &q.shards[h>>shardShift], h
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 // Add marks item as needing processing. If the item is already waiting, Add only touches it
 // in the Queue; if a worker holds it, it is queued again when the worker calls Done. Adds after
 // shutdown are dropped silently.
 func (q *Typed[T]) Add(item T) {
-	if q.locked {
-		q.mu.Lock()
-		w := q.addLocked(item)
-		q.mu.Unlock()
-		w.wake()
-		return
-	}
-	if q.down.Load() {
-		return
-	}
-	sh, h := q.shard(item)
-	if t := q.hot[h>>shardShift].Load(); t != nil && t.absorbs(item, h) {
-		return // a hot item still waiting, or to be queued by its Done: absorbed without the lock
-	}
-	if !sh.mu.TryLock() {
-		sh.mu.Lock()
-		q.candidates[h>>shardShift].contended() // Adds from several goroutines: see hotTable
-	}
-	if queue, _, readded := q.markAdded(sh, item, h); !queue {
-		sh.mu.Unlock()
-		if readded && q.metrics != nil {
-			q.mu.Lock()
-			q.metrics.countAdd()
-			q.mu.Unlock()
-		}
-		return
-	}
-	// The item is now dirty but not yet queued. The shard lock is released first (a worker
-	// that takes the item at once then does not find it held): an Add of the item in between
-	// is absorbed, as it would be a moment later, and nothing else can reach the item before
-	// it is queued: Get and ShutDown see only queued items, Done only processing ones.
-	sh.mu.Unlock()
-	// The clock is read before the lock is taken: every read under it made the lock's hold,
-	// which every Add and Get waits for, longer.
-	now := q.metrics.now()
-	added := q.metrics.addTime(sh.met, item, true, now)
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.shuttingDown {
-		q.mu.Unlock()
-		sh.mu.Lock()
-		sh.abandonDirty(item, h)
-		q.setHotState(item, h, slotIdle)
-		sh.mu.Unlock()
 		return
 	}
-	q.metrics.countAdd()
-	w := q.pushLocked(item, added, now)
-	q.mu.Unlock()
-	w.wake()
-}
-
-// markAdded records an Add of item, of hash h, in its shard sh, whose guard the caller holds.
-// waiting reports that the item already waits in the queue (the Add is absorbed, and may make
-// the item hot); an item being processed is marked to be queued again by its Done, and
-// readded reports the first such Add, which the caller counts in the metrics (countAdd, under
-// the queue's lock); otherwise the item is marked dirty and queue reports that the caller
-// must queue it now (and count it).
-func (q *Typed[T]) markAdded(sh *itemShard[T], item T, h uint64) (queue, waiting, readded bool) {
-	switch st := sh.state(item, h); st {
+	switch q.items[item] {
 	case stateWaiting:
-		q.absorbedLocked(sh, item, h, slotWaiting)
-		return false, true, false
-	case stateProcessing, stateAgain:
-		if sh.markAddedAgain(item, h, st) { // its Done queues it
-			q.setHotState(item, h, slotAgain)
-			q.metrics.addTime(sh.met, item, false, q.metrics.now())
-			return false, false, true
-		}
-		q.absorbedLocked(sh, item, h, slotAgain)
-		return false, false, false
+		q.queue.Touch(item)
+		return
+	case stateAgain:
+		return
+	case stateProcessing:
+		q.items[item] = stateAgain // its Done queues it
+		q.metrics.add(item)
+		return
 	}
-	q.addDirty(sh, item, h)
-	return true, false, false
-}
-
-// absorbedLocked records an Add of item, of hash h, absorbed under its shard's lock, which
-// may promote the item (see hotCandidates); state is the item's hot state (slotWaiting or
-// slotAgain). A custom Queue sees every re-Add (Touch): no lock-free path in locked mode.
-func (q *Typed[T]) absorbedLocked(sh *itemShard[T], item T, h uint64, state uint32) {
-	if c := &q.candidates[h>>shardShift]; c.heat != 0 && !q.locked && c.absorbed(h) {
-		q.promote(sh, item, h, state)
-	}
-}
-
-// addDirty marks item, of hash h, which is neither waiting nor being processed, as waiting.
-// Under its shard's guard.
-func (q *Typed[T]) addDirty(sh *itemShard[T], item T, h uint64) {
-	sh.addDirty(item, h)
-	q.setHotState(item, h, slotWaiting)
-}
-
-func (q *Typed[T]) addLocked(item T) *waiter[T] {
-	if q.shuttingDown {
-		return nil
-	}
-	sh, h := q.shard(item)
-	queue, waiting, readded := q.markAdded(sh, item, h)
-	if waiting {
-		q.queue.Touch(item) // locked mode has a custom Queue, which sees every re-Add
-	}
-	if readded {
-		q.metrics.countAdd()
-	}
-	if !queue {
-		return nil
-	}
-	// A custom Queue cannot carry the add time: the metrics keep it.
-	q.metrics.countAdd()
-	now := q.metrics.now()
-	return q.pushLocked(item, q.metrics.addTime(sh.met, item, false, now), now)
+	q.items[item] = stateWaiting
+	q.itemsSize.grew(len(q.items))
+	q.metrics.add(item)
+	q.queue.Push(item)
+	q.cond.Signal()
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -358,139 +217,88 @@ func (q *Typed[T]) addLocked(item T) *waiter[T] {
 func (q *Typed[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.lenLocked()
+	return q.queue.Len()
 }
 
 // Get blocks until it can return an item, which the caller then holds until it calls
 // Done(item). After shutdown Get keeps returning the items still waiting; once there are none
 // it returns the zero T and shutdown == true, at once, and the caller should stop.
 func (q *Typed[T]) Get() (item T, shutdown bool) {
-	now := q.metrics.now() // before the lock, as in Add
 	q.mu.Lock()
-	if q.lenLocked() > 0 {
-		item, start := q.takeLocked(now)
-		q.mu.Unlock()
-		q.startProcessing(item, start)
-		return item, false
+	defer q.mu.Unlock()
+	for q.queue.Len() == 0 && !q.shuttingDown {
+		q.cond.Wait()
 	}
-	if q.shuttingDown {
-		q.mu.Unlock()
-		return item, true
+	if q.queue.Len() == 0 {
+		return item, true // shutting down, nothing left
 	}
-	w := q.waiterPool.Get().(*waiter[T])
-	q.waiters = append(q.waiters, w)
-	q.mu.Unlock()
-	<-w.ready
-	item, shutdown = w.item, !w.ok
-	start := w.start
-	var zero T
-	w.item, w.start, w.ok = zero, time.Time{}, false
-	q.waiterPool.Put(w)
-	if !shutdown {
-		q.startProcessing(item, start)
-	}
-	return item, shutdown
-}
-
-// startProcessing moves item, just taken from the Queue (by takeLocked, whose start time for
-// the metrics it gets), from dirty to processing. Until then it stays dirty, so an Add in
-// between is absorbed by this processing, which begins after it.
-func (q *Typed[T]) startProcessing(item T, start time.Time) {
-	if q.locked {
-		return // done by takeLocked
-	}
-	sh, h := q.shard(item)
-	sh.mu.Lock()
-	q.metrics.startRun(sh.met, item, start)
-	q.moveToProcessing(sh, item, h)
-	sh.mu.Unlock()
-}
-
-// moveToProcessing moves item, of hash h, from waiting to being processed. Under its shard's
-// guard.
-func (q *Typed[T]) moveToProcessing(sh *itemShard[T], item T, h uint64) {
-	sh.startProcessing(item, h)
-	q.setHotState(item, h, slotIdle)
-	if sh.waiting == 0 {
-		q.pruneHot(sh, h)
-	}
+	item = q.queue.Pop()
+	q.items[item] = stateProcessing
+	q.processing++
+	q.metrics.get(item)
+	return item, false
 }
 
 // Done ends the processing of item. If the item was added while it was being processed, it is
 // queued again. Done of an item that is not being processed (never taken, or already done) is
 // ignored; client-go would queue such an item twice if it was waiting.
 func (q *Typed[T]) Done(item T) {
-	if q.locked {
-		q.mu.Lock()
-		w := q.doneLocked(item)
-		q.mu.Unlock()
-		w.wake()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	st := q.items[item]
+	if st != stateProcessing && st != stateAgain {
 		return
 	}
-	sh, h := q.shard(item)
-	sh.mu.Lock()
-	addedAgain, ok := sh.endProcessing(item, h)
-	if !ok {
-		sh.mu.Unlock()
-		return
-	}
-	took, ran := q.metrics.endRun(sh.met, item)
-	var w *waiter[T]
-	if addedAgain {
-		// As in Add: marked dirty (by endProcessing), then queued after the shard lock is
-		// released. Done queues it even while shutting down, as client-go does, so that it can
-		// still be drained.
-		q.setHotState(item, h, slotWaiting)
-		added := q.metrics.takeAddTime(sh.met, item)
-		sh.mu.Unlock()
-		now := q.metrics.now()
-		q.mu.Lock()
-		if ran {
-			q.metrics.countDone(took)
-		}
-		w = q.pushLocked(item, added, now)
-		q.mu.Unlock()
+	q.metrics.done(item)
+	q.processing--
+	if st == stateAgain {
+		// Queued again even while shutting down, as client-go does, so that it can be drained.
+		q.items[item] = stateWaiting
+		q.queue.Push(item)
+		q.cond.Signal()
 	} else {
-		sh.mu.Unlock()
-		if ran {
-			q.mu.Lock()
-			q.metrics.countDone(took)
-			q.mu.Unlock()
-		}
+		q.forget(item)
 	}
-	if q.processing.Add(-1) == 0 && q.draining.Load() {
-		q.mu.Lock()
-		q.releaseDrainLocked()
-		q.mu.Unlock()
-	}
-	w.wake()
-}
-
-func (q *Typed[T]) doneLocked(item T) *waiter[T] {
-	sh, h := q.shard(item)
-	addedAgain, ok := sh.endProcessing(item, h)
-	if !ok {
-		return nil
-	}
-	if took, ran := q.metrics.endRun(sh.met, item); ran {
-		q.metrics.countDone(took)
-	}
-	q.processing.Add(-1)
-	var w *waiter[T]
-	if addedAgain {
-		q.setHotState(item, h, slotWaiting)
-		w = q.pushLocked(item, noTime, q.metrics.now()) // a custom Queue: the add time stays in the map
-	}
-	q.releaseDrainLocked()
-	return w
-}
-
-// releaseDrainLocked ends a ShutDownWithDrain's wait once nothing is being processed.
-func (q *Typed[T]) releaseDrainLocked() {
-	if q.drained != nil && q.processing.Load() == 0 {
+	if q.processing == 0 && q.drained != nil {
 		close(q.drained)
 		q.drained = nil
 	}
+}
+
+// forget removes item's state, reallocating the emptied map if burstSize says so.
+func (q *Typed[T]) forget(item T) {
+	delete(q.items, item)
+	if len(q.items) == 0 && q.itemsSize.emptied() {
+		q.items = make(map[T]itemState)
+	}
+}
+
+// burstSize tracks the sizes a map reached, to decide when to reallocate it: a Go map keeps
+// its size after deletes, so a map that a burst made large would keep the burst's memory, but
+// reallocating it at the end of every burst pays its growth again at the next one. So an
+// emptied map is kept if the burst that just ended was at least a quarter of the largest since
+// the map was allocated (bursts of that size recur), and reallocated otherwise. Memory stays
+// within four times what the last burst needed, or shrinkThreshold items.
+type burstSize struct {
+	peak  int // largest size since the map was allocated
+	burst int // largest size since the map was last empty
+}
+
+// grew records the map's size after an insert.
+func (z *burstSize) grew(n int) {
+	z.peak = max(z.peak, n)
+	z.burst = max(z.burst, n)
+}
+
+// emptied reports, for a map that has just become empty, whether to reallocate it, and starts
+// a new burst.
+func (z *burstSize) emptied() (reallocate bool) {
+	reallocate = z.peak > shrinkThreshold && 4*z.burst < z.peak
+	if reallocate {
+		z.peak = 0
+	}
+	z.burst = 0
+	return reallocate
 }
 
 // ShutDown makes the queue ignore new items. Workers keep getting the items that are still
@@ -499,11 +307,12 @@ func (q *Typed[T]) releaseDrainLocked() {
 // called more than once.
 func (q *Typed[T]) ShutDown() {
 	q.mu.Lock()
-	waiters := q.shutDownLocked(false)
-	q.mu.Unlock()
-	for _, w := range waiters {
-		w.wake()
+	q.shutDownLocked()
+	if q.drained != nil {
+		close(q.drained)
+		q.drained = nil
 	}
+	q.mu.Unlock()
 	q.stopBackground()
 }
 
@@ -514,105 +323,37 @@ func (q *Typed[T]) ShutDown() {
 // blocks forever.
 func (q *Typed[T]) ShutDownWithDrain() {
 	q.mu.Lock()
-	waiters := q.shutDownLocked(true)
-	q.draining.Store(true) // before reading processing: see Done
+	q.shutDownLocked()
 	var wait chan struct{}
-	if q.processing.Load() > 0 {
+	if q.processing > 0 {
 		if q.drained == nil {
 			q.drained = make(chan struct{})
 		}
 		wait = q.drained
 	}
 	q.mu.Unlock()
-	for _, w := range waiters {
-		w.wake()
-	}
 	if wait != nil {
 		<-wait
 	}
 	q.stopBackground()
 }
 
-// ShuttingDown reports whether ShutDown or ShutDownWithDrain has been called. It takes no lock.
+// ShuttingDown reports whether ShutDown or ShutDownWithDrain has been called.
 func (q *Typed[T]) ShuttingDown() bool {
-	return q.down.Load()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.shuttingDown
 }
 
-// shutDownLocked marks the queue as shutting down and returns the blocked Gets, which the
-// caller wakes after unlocking: they report shutdown. A plain ShutDown also releases anyone
-// waiting for a drain.
-func (q *Typed[T]) shutDownLocked(drain bool) []*waiter[T] {
+// shutDownLocked marks the queue as shutting down and wakes every blocked Get.
+func (q *Typed[T]) shutDownLocked() {
 	q.shuttingDown = true
-	q.down.Store(true)
-	waiters := q.waiters
-	q.waiters = nil
-	if !drain && q.drained != nil {
-		close(q.drained)
-		q.drained = nil
-	}
-	return waiters
+	q.cond.Broadcast()
 }
 
 func (q *Typed[T]) stopBackground() {
 	q.stopOnce.Do(func() { close(q.stopCh) })
 	q.wg.Wait()
-}
-
-// pushLocked queues item with its add time for the metrics (or noTime). If a Get is blocked,
-// it takes the next item for it at once and returns it, for the caller to wake after
-// unlocking. Waiters exist only while the Queue is empty, so the order of the Queue is kept.
-func (q *Typed[T]) pushLocked(item T, added int64, now time.Time) *waiter[T] {
-	if q.fifo != nil {
-		q.fifo.pushAt(item, added)
-	} else {
-		q.queue.Push(item)
-	}
-	n := len(q.waiters)
-	if n == 0 {
-		return nil
-	}
-	w := q.waiters[n-1]
-	q.waiters[n-1] = nil
-	q.waiters = q.waiters[:n-1]
-	w.item, w.start = q.takeLocked(now)
-	w.ok = true
-	return w
-}
-
-// wake lets a waiter's Get return; w may be nil. The channel has room: one wake per wait.
-func (w *waiter[T]) wake() {
-	if w != nil {
-		w.ready <- struct{}{}
-	}
-}
-
-// takeLocked pops the next item, counts it as processing and in the metrics, and returns it
-// with the time its processing starts, for the metrics. In locked mode it also moves it from
-// dirty to processing; otherwise the caller does that after unlocking (startProcessing).
-func (q *Typed[T]) takeLocked(now time.Time) (item T, start time.Time) {
-	added := int64(noTime)
-	if q.fifo != nil {
-		item, added = q.fifo.popAt()
-	} else {
-		item = q.queue.Pop()
-	}
-	q.processing.Add(1)
-	if !q.locked {
-		// The FIFO carries every item's add time; the shard's bookkeeping is not ours here.
-		return item, q.metrics.countGet(nil, item, added, now)
-	}
-	sh, h := q.shard(item)
-	start = q.metrics.countGet(sh.met, item, added, now)
-	q.metrics.startRun(sh.met, item, start)
-	q.moveToProcessing(sh, item, h)
-	return item, start
-}
-
-func (q *Typed[T]) lenLocked() int {
-	if q.fifo != nil {
-		return q.fifo.Len()
-	}
-	return q.queue.Len()
 }
 
 // shrinkThreshold is the size above which an emptied map or buffer is reallocated.
@@ -643,37 +384,13 @@ func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 		case <-q.stopCh:
 			return
 		case <-t.C():
-			q.updateUnfinishedWork()
+			q.mu.Lock()
+			if !q.shuttingDown {
+				q.metrics.updateUnfinishedWork()
+			}
+			q.mu.Unlock()
 		}
 	}
-}
-
-// updateUnfinishedWork sets the unfinished-work and longest-running gauges from every shard's
-// items being processed, unless the queue is shutting down. In locked mode it holds mu
-// throughout; otherwise it takes each shard's lock in turn, without mu.
-func (q *Typed[T]) updateUnfinishedWork() {
-	var u unfinished
-	q.mu.Lock()
-	if q.shuttingDown {
-		q.mu.Unlock()
-		return
-	}
-	if q.locked {
-		for i := range q.shards {
-			collectUnfinished(&u, q.shards[i].met)
-		}
-	} else {
-		q.mu.Unlock()
-		for i := range q.shards {
-			sh := &q.shards[i]
-			sh.mu.Lock()
-			collectUnfinished(&u, sh.met)
-			sh.mu.Unlock()
-		}
-		q.mu.Lock()
-	}
-	q.metrics.setUnfinishedWork(&u) // the metric objects are called under mu
-	q.mu.Unlock()
 }
 
 // fifo is the default Queue: a ring buffer whose length is a power of two.
@@ -681,29 +398,17 @@ type fifo[T comparable] struct {
 	buf  []T
 	head int
 	n    int
-
-	// timed says that the queue records metrics: times then holds each queued item's add
-	// time (an offset from the metrics' base, or noTime) in the slot of the item in buf.
-	timed bool
-	times []int64
 }
 
 // Touch does nothing: re-adding an item does not move it.
 func (f *fifo[T]) Touch(T) {}
 
 // Push appends item, doubling the buffer when it is full.
-func (f *fifo[T]) Push(item T) { f.pushAt(item, noTime) }
-
-// pushAt appends item with its add time, kept if the FIFO is timed.
-func (f *fifo[T]) pushAt(item T, added int64) {
+func (f *fifo[T]) Push(item T) {
 	if f.n == len(f.buf) {
 		f.resize(max(2*len(f.buf), 16))
 	}
-	i := (f.head + f.n) & (len(f.buf) - 1)
-	f.buf[i] = item
-	if f.timed {
-		f.times[i] = added
-	}
+	f.buf[(f.head+f.n)&(len(f.buf)-1)] = item
 	f.n++
 }
 
@@ -712,41 +417,23 @@ func (f *fifo[T]) Len() int { return f.n }
 
 // Pop removes the oldest item and clears its slot; the buffer shrinks as shrinkCap says.
 func (f *fifo[T]) Pop() T {
-	item, _ := f.popAt()
-	return item
-}
-
-// popAt is Pop, also returning the item's add time (noTime unless the FIFO is timed).
-func (f *fifo[T]) popAt() (item T, added int64) {
 	var zero T
-	item, added = f.buf[f.head], noTime
+	item := f.buf[f.head]
 	f.buf[f.head] = zero
-	if f.timed {
-		added = f.times[f.head]
-	}
 	f.head = (f.head + 1) & (len(f.buf) - 1)
 	f.n--
 	if c := shrinkCap(f.n, len(f.buf)); c > 0 {
 		f.resize(c)
 	}
-	return item, added
+	return item
 }
 
+// resize copies the items, in order, to the start of a new buffer of the given size.
 func (f *fifo[T]) resize(size int) {
-	f.buf = moveRing(f.buf, f.head, f.n, size)
-	if f.timed {
-		f.times = moveRing(f.times, f.head, f.n, size)
+	out := make([]T, size)
+	if f.n > 0 {
+		k := copy(out, f.buf[f.head:min(f.head+f.n, len(f.buf))])
+		copy(out[k:], f.buf[:f.n-k])
 	}
-	f.head = 0
-}
-
-// moveRing copies the n elements of the ring buf starting at head, in order, to the start of a
-// new slice of the given size.
-func moveRing[E any](buf []E, head, n, size int) []E {
-	out := make([]E, size)
-	if n > 0 {
-		k := copy(out, buf[head:min(head+n, len(buf))])
-		copy(out[k:], buf[:n-k])
-	}
-	return out
+	f.buf, f.head = out, 0
 }

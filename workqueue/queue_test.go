@@ -2,11 +2,11 @@ package workqueue
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
-	"unsafe"
 )
 
 // runScript drives q with a small script: "add x", "done x", "get x" (Get must return x at
@@ -194,7 +194,10 @@ func TestShutDownWithDrain(t *testing.T) {
 		{"a Done of an item not held does not count", []string{"a"}, []string{"b"}, func(t *testing.T, q *Typed[string]) {
 			q.Done("b") // queued, not taken
 			q.Done("x") // never added
-			if n := q.processing.Load(); n != 1 {
+			q.mu.Lock()
+			n := q.processing
+			q.mu.Unlock()
+			if n != 1 {
 				t.Errorf("after Dones of items not held, %d items count as being processed, want 1", n)
 			}
 			q.Done("a")
@@ -328,42 +331,31 @@ func TestDefaultQueueRing(t *testing.T) {
 		{"shrinks while draining", [][2]int{{100000, 99000}, {0, 990}, {3, 13}}},
 	}
 	for _, tc := range cases {
-		for _, timed := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/timed=%v", tc.name, timed), func(t *testing.T) {
-				f := DefaultQueue[int]().(*fifo[int])
-				f.timed = timed // a named queue's FIFO keeps an add time per item
-				next, want := 0, 0
-				for _, r := range tc.rounds {
-					for range r[0] {
-						f.pushAt(next, int64(1000+next))
-						next++
-					}
-					for range r[1] {
-						got, added := f.popAt()
-						if got != want {
-							t.Fatalf("Pop = %d, want %d", got, want)
-						}
-						if wantAdded := int64(1000 + want); !timed {
-							if added != noTime {
-								t.Fatalf("untimed FIFO returned add time %d", added)
-							}
-						} else if added != wantAdded {
-							t.Fatalf("add time of %d = %d, want %d", got, added, wantAdded)
-						}
-						want++
-					}
-					if f.Len() != next-want {
-						t.Fatalf("Len = %d, want %d", f.Len(), next-want)
-					}
-					if r[1] > 0 && len(f.buf) > max(shrinkThreshold, 16*(f.Len()+1)) {
-						t.Fatalf("%d slots kept for %d items", len(f.buf), f.Len())
-					}
+		t.Run(tc.name, func(t *testing.T) {
+			f := DefaultQueue[int]().(*fifo[int])
+			next, want := 0, 0
+			for _, r := range tc.rounds {
+				for range r[0] {
+					f.Push(next)
+					next++
 				}
-				if f.Len() == 0 && len(f.buf) > shrinkThreshold {
-					t.Fatalf("buffer of %d slots kept after draining", len(f.buf))
+				for range r[1] {
+					if got := f.Pop(); got != want {
+						t.Fatalf("Pop = %d, want %d", got, want)
+					}
+					want++
 				}
-			})
-		}
+				if f.Len() != next-want {
+					t.Fatalf("Len = %d, want %d", f.Len(), next-want)
+				}
+				if r[1] > 0 && len(f.buf) > max(shrinkThreshold, 16*(f.Len()+1)) {
+					t.Fatalf("%d slots kept for %d items", len(f.buf), f.Len())
+				}
+			}
+			if f.Len() == 0 && len(f.buf) > shrinkThreshold {
+				t.Fatalf("buffer of %d slots kept after draining", len(f.buf))
+			}
+		})
 	}
 }
 
@@ -385,21 +377,17 @@ func TestDefaultQueueDropsReferences(t *testing.T) {
 	}
 }
 
-// TestItemsMapShrinksAfterBurst: the sets a burst made large are kept while bursts of that
-// size recur, and dropped at the end of the first burst that needs less than a quarter of
-// them, so that neither memory nor the sets' regrowth is paid for nothing.
+// TestItemsMapShrinksAfterBurst: the map of item states that a burst made large is kept while
+// bursts of that size recur, and reallocated at the end of the first burst that needs less than
+// a quarter of it, so that neither memory nor the map's regrowth is paid for nothing.
 func TestItemsMapShrinksAfterBurst(t *testing.T) {
-	for _, locked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
-			cfg := TypedQueueConfig[int]{}
-			if locked {
-				cfg.Queue = &intFIFO{}
-			}
-			q := NewTypedWithConfig(cfg)
+	for _, custom := range []bool{false, true} {
+		t.Run(fmt.Sprintf("custom-queue=%v", custom), func(t *testing.T) {
+			q := newModeQueue(custom)
 			defer q.ShutDown()
-			// burst adds n items and takes every one before any is done, so that the shards'
-			// maps hold the whole burst.
-			burst := func(n int) {
+			// burst adds n items and takes every one before any is done, so that the map holds
+			// the whole burst; it reports whether the map was reallocated when it emptied.
+			burst := func(n int) (reallocated bool) {
 				for i := range n {
 					q.Add(i)
 				}
@@ -408,62 +396,36 @@ func TestItemsMapShrinksAfterBurst(t *testing.T) {
 					item, _ := q.Get()
 					items = append(items, item)
 				}
+				q.mu.Lock()
+				before := reflect.ValueOf(q.items).UnsafePointer()
+				q.mu.Unlock()
 				for _, item := range items {
 					q.Done(item)
 				}
-			}
-			// allocated reports how many shards hold a map of item states.
-			allocated := func() (maps int) {
 				q.mu.Lock()
 				defer q.mu.Unlock()
-				for i := range q.shards {
-					if q.shards[i].items.slots != nil {
-						maps++
-					}
+				if len(q.items) != 0 {
+					t.Fatalf("%d item states left after the burst", len(q.items))
 				}
-				return maps
+				return reflect.ValueOf(q.items).UnsafePointer() != before
 			}
-			// 8 times the threshold spreads well over shardShrinkThreshold items per shard.
 			big := 8 * shrinkThreshold
 			for round := range 2 {
-				burst(big)
-				if n := allocated(); n != itemShardCount {
-					t.Fatalf("round %d: after a burst like the last, %d maps of %d kept", round, n, itemShardCount)
+				if burst(big) {
+					t.Fatalf("round %d: the map was reallocated after a burst like the last", round)
 				}
 			}
-			burst(big / 16) // under a quarter of the peak in every shard
-			if n := allocated(); n != 0 {
-				t.Fatalf("after a small burst, %d maps kept, want none", n)
+			if !burst(big / 16) {
+				t.Fatal("the map was kept after a burst under a quarter of its peak")
+			}
+			if burst(shrinkThreshold / 2) {
+				t.Fatal("a map that never held more than shrinkThreshold items was reallocated")
 			}
 		})
 	}
 }
 
-// TestSetSize: a set is kept after a burst as large as its peak and dropped after one under a
-// quarter of it; small sets are always kept.
-func TestSetSize(t *testing.T) {
-	var z setSize
-	for n := 1; n <= 4*shardShrinkThreshold; n++ {
-		z.grew(n)
-	}
-	if z.emptied() {
-		t.Fatal("dropped after a burst as large as its peak")
-	}
-	z.grew(shardShrinkThreshold)
-	if z.emptied() {
-		t.Fatal("dropped after a burst of a quarter of its peak")
-	}
-	z.grew(shardShrinkThreshold - 1)
-	if !z.emptied() {
-		t.Fatal("kept after a burst under a quarter of its peak")
-	}
-	z.grew(shardShrinkThreshold)
-	if z.emptied() {
-		t.Fatal("a set no larger than shardShrinkThreshold dropped")
-	}
-}
-
-// intFIFO is a custom Queue, which puts a queue in locked mode.
+// intFIFO is a custom Queue.
 type intFIFO struct{ items []int }
 
 func (f *intFIFO) Touch(int)       {}
@@ -488,20 +450,5 @@ func TestShrinkCap(t *testing.T) {
 				t.Fatalf("shrinkCap = %d, want %d", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestItemShardFillsOneCacheLine: the shards are locked from different CPUs, so each must fill
-// a cache line of its own (with one shard's fields spilling into the next, an Add on one CPU
-// and a Done on another would move both lines).
-func TestItemShardFillsOneCacheLine(t *testing.T) {
-	if unsafe.Sizeof(uintptr(0)) != 8 {
-		t.Skip("the layout is laid out for 64-bit platforms")
-	}
-	if got := unsafe.Sizeof(itemShard[int]{}); got != 64 {
-		t.Errorf("itemShard is %d bytes, want 64", got)
-	}
-	if got := unsafe.Sizeof(itemShard[string]{}); got != 64 {
-		t.Errorf("itemShard[string] is %d bytes, want 64", got)
 	}
 }
