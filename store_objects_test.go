@@ -104,8 +104,8 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 	defer c.mu.RUnlock()
 	s := c.state
 	set := c.indexers.Load()
-	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.cells) || len(s.keys) != s.slots.len() {
-		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.cells), s.slots.len())
+	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.cells) || len(s.keys) != len(s.slots) {
+		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.cells), len(s.slots))
 	}
 	if len(s.indices) != len(set.funcs) {
 		t.Fatalf("%d indices for %d index functions", len(s.indices), len(set.funcs))
@@ -115,7 +115,7 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 		want[i] = map[string]map[string]bool{}
 	}
 	for slot, key := range s.keys {
-		if got, ok := s.slots.get(s.keys, key); !ok || got != slot {
+		if got, ok := s.slots[key]; !ok || got != slot {
 			t.Fatalf("key %q is in slot %d but slots says %d, %v", key, slot, got, ok)
 		}
 		for i, f := range set.funcs {

@@ -90,7 +90,7 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 			return nil, false, nil
 		}
 		for i, obj := range chunk {
-			slot, exists := s.state.slots.get(s.state.keys, keys[i])
+			slot, exists := s.state.slots[keys[i]]
 			if !exists {
 				diff.changes = append(diff.changes, relistChange{pos: start + i, key: keys[i]})
 				continue

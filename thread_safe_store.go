@@ -247,7 +247,7 @@ func (c *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if slot, ok := c.state.slots.get(c.state.keys, key); ok {
+	if slot, ok := c.state.slots[key]; ok {
 		return c.state.objs[slot], true
 	}
 	return nil, false
@@ -314,7 +314,7 @@ func (c *threadSafeMap) replaceAt(keys []string, objs []interface{}, resourceVer
 	for i := len(failed) - 1; i >= 0; i-- {
 		slot := failed[i]
 		key := next.keys[slot]
-		if old, ok := c.state.slots.get(c.state.keys, key); ok {
+		if old, ok := c.state.slots[key]; ok {
 			next.objs[slot] = c.state.objs[old]
 			next.indexSlot(slot, c.state.valuesAt(old))
 		} else {

@@ -1,15 +1,14 @@
 package cache
 
 // storeState is the content of a threadSafeMap. Slot i holds keys[i] and objs[i], and slots
-// maps each key to its slot (a compact hash table, see keyTable). The object's cached index
-// values are cellsAt(i): one cell per index, stored flat in cells with a fixed stride (the
-// number of indices). A cell is nil for no value, points into the index's posting for exactly
+// maps each key to its slot. The object's cached index values are cellsAt(i): one cell per
+// index, stored flat in cells with a fixed stride (the number of indices). A cell is nil for no value, points into the index's posting for exactly
 // one value (so the objects that share a value — a namespace, a node — share its list and pay
 // 8 bytes each), and points to a list of its own for several values. indices[j] is the index at
 // position j of the store's indexerSet; it maps values to slots, so remove, which moves the last
 // slot into the freed one, moves that object's index entries too. A nil object has no values.
 type storeState struct {
-	slots   keyTable
+	slots   map[string]int
 	keys    []string
 	objs    []interface{}
 	cells   []*[]string
@@ -18,7 +17,7 @@ type storeState struct {
 
 func newStoreState(capacity, numIndices int) storeState {
 	s := storeState{
-		slots:   newKeyTable(capacity),
+		slots:   make(map[string]int, capacity),
 		keys:    make([]string, 0, capacity),
 		objs:    make([]interface{}, 0, capacity),
 		cells:   make([]*[]string, 0, capacity*numIndices),
@@ -58,7 +57,7 @@ func cellValues(c *[]string) []string {
 // one list per index, or is nil for an object indexed under nothing. A single-value list may
 // become an index's posting list; no list is ever written to.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) {
-	if slot, ok := s.slots.get(s.keys, key); ok {
+	if slot, ok := s.slots[key]; ok {
 		cells := s.cellsAt(slot)
 		for i, idx := range s.indices {
 			n := indexValuesAt(vals, i)
@@ -77,7 +76,7 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 		s.grow()
 	}
 	slot := len(s.keys)
-	s.slots.insert(key, slot)
+	s.slots[key] = slot
 	s.keys = append(s.keys, key)
 	s.objs = append(s.objs, obj)
 	s.cells = append(s.cells, make([]*[]string, len(s.indices))...)
@@ -114,21 +113,20 @@ func (s *storeState) grow() {
 
 // remove deletes key and its index entries; the last slot moves into the freed one.
 func (s *storeState) remove(key string) {
-	pos := s.slots.find(s.keys, key)
-	if pos < 0 {
+	slot, ok := s.slots[key]
+	if !ok {
 		return
 	}
-	slot := s.slots.slotAt(pos)
 	for i, c := range s.cellsAt(slot) {
 		for _, v := range cellValues(c) {
 			s.indices[i].remove(v, slot)
 		}
 	}
-	s.slots.removeAt(pos)
+	delete(s.slots, key)
 	last := len(s.keys) - 1
 	if slot != last {
 		moveSlot(s.indices, last, slot, s.cellsAt(last))
-		s.slots.setSlotAt(s.slots.find(s.keys, s.keys[last]), slot)
+		s.slots[s.keys[last]] = slot
 		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
 		copy(s.cellsAt(slot), s.cellsAt(last))
 	}
@@ -141,6 +139,12 @@ func (s *storeState) remove(key string) {
 		s.keys = append(make([]string, 0, 2*last), s.keys...)
 		s.objs = append(make([]interface{}, 0, 2*last), s.objs...)
 		s.cells = append(make([]*[]string, 0, 2*last*k), s.cells...)
+		// A Go map keeps its size after deletes: rebuild it with the slices.
+		slots := make(map[string]int, 2*last)
+		for i, key := range s.keys {
+			slots[key] = i
+		}
+		s.slots = slots
 	}
 }
 
@@ -153,7 +157,7 @@ func (s *storeState) remove(key string) {
 func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s storeState, failed []int, errs []error) {
 	k := len(set.funcs)
 	s = storeState{
-		slots:   newKeyTable(len(keys)),
+		slots:   make(map[string]int, len(keys)),
 		objs:    make([]interface{}, 0, len(keys)),
 		cells:   make([]*[]string, len(keys)*k),
 		indices: make([]index, k),
@@ -163,14 +167,14 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 	}
 	n := 0
 	for i, key := range keys {
-		if slot, ok := s.slots.get(keys, key); ok {
+		if slot, ok := s.slots[key]; ok {
 			s.objs[slot] = objs[i]
 			continue
 		}
 		// keys[:n] holds the keys placed so far; key moves down to slot n before the table
 		// can read it there.
 		keys[n] = key
-		s.slots.insert(key, n)
+		s.slots[key] = n
 		s.objs = append(s.objs, objs[i])
 		n++
 	}
