@@ -63,7 +63,6 @@ type DeltaFIFOOptions struct {
 // for concurrent use; Pop must be called by one consumer goroutine at a time.
 type DeltaFIFO struct {
 	logger       klog.Logger
-	name         string
 	keyFunc      KeyFunc
 	knownObjects KeyListerGetter
 	transformer  TransformFunc
@@ -74,11 +73,9 @@ type DeltaFIFO struct {
 	// clock times process calls for the slow-processing log.
 	clock clock.PassiveClock
 
-	// synced is closed once the initial population has been processed.
-	synced chan struct{}
-
-	// mu guards the fields below it.
+	// mu guards the fields below it and initialSync's.
 	mu sync.Mutex
+	initialSync
 	// items holds the pending Deltas of every queued key; none is empty.
 	items map[string]Deltas
 	// itemsPeak is the largest len(items) since items was last reallocated.
@@ -87,13 +84,6 @@ type DeltaFIFO struct {
 	queue  queueRing[string]
 	waker  popWaker
 	closed bool
-	// populated is set by the first Replace, or by an Add, Update or Delete before it.
-	populated bool
-	// initialPopulationCount is how many keys of the first Replace are still to be
-	// processed.
-	initialPopulationCount int
-	// syncedClosed records that synced was closed.
-	syncedClosed bool
 }
 
 var (
@@ -125,13 +115,12 @@ func NewDeltaFIFO(keyFunc KeyFunc, knownObjects KeyListerGetter) *DeltaFIFO {
 func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 	f := &DeltaFIFO{
 		logger:                klog.Background(),
-		name:                  "DeltaFIFO",
+		initialSync:           newInitialSync("DeltaFIFO"),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
 		transformer:           opts.Transformer,
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
 		clock:                 clock.RealClock{},
-		synced:                make(chan struct{}),
 		items:                 map[string]Deltas{},
 	}
 	if f.keyFunc == nil {
@@ -181,31 +170,6 @@ func (f *DeltaFIFO) HasSynced() bool {
 	return IsDone(f)
 }
 
-// HasSyncedChecker returns the queue itself as a DoneChecker that is done when HasSynced
-// turns true.
-func (f *DeltaFIFO) HasSyncedChecker() DoneChecker {
-	return f
-}
-
-// Name returns the queue's name, for DoneChecker.
-func (f *DeltaFIFO) Name() string {
-	return f.name
-}
-
-// Done returns a channel that is closed when HasSynced turns true, for DoneChecker.
-func (f *DeltaFIFO) Done() <-chan struct{} {
-	return f.synced
-}
-
-// checkSyncedLocked closes synced once the initial population is processed. It must run after
-// every change of populated or initialPopulationCount.
-func (f *DeltaFIFO) checkSyncedLocked() {
-	if f.populated && f.initialPopulationCount == 0 && !f.syncedClosed {
-		f.syncedClosed = true
-		close(f.synced)
-	}
-}
-
 // Add queues an Added delta for obj. It fails with a KeyError if obj has no key, or with the
 // transformer's error.
 func (f *DeltaFIFO) Add(obj interface{}) error {
@@ -223,8 +187,7 @@ func (f *DeltaFIFO) record(action DeltaType, obj interface{}) error {
 	id, obj, err := f.prepare(action, obj)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.populated = true
-	f.checkSyncedLocked()
+	f.populateLocked(0)
 	if err != nil {
 		return err
 	}
@@ -260,8 +223,7 @@ func (f *DeltaFIFO) Delete(obj interface{}) error {
 	id, obj, err := f.prepare(Deleted, obj)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.populated = true
-	f.checkSyncedLocked()
+	f.populateLocked(0)
 	if err != nil {
 		return err
 	}
@@ -370,14 +332,6 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 	}
 }
 
-// countInitialProcessedLocked records that n items of the initial population were processed.
-func (f *DeltaFIFO) countInitialProcessedLocked(n int) {
-	if f.initialPopulationCount > 0 {
-		f.initialPopulationCount = max(0, f.initialPopulationCount-n)
-		f.checkSyncedLocked()
-	}
-}
-
 // Replace records a full list: a Replaced delta (Sync unless EmitDeltaTypeReplaced) for every
 // object of list, in order, then a Deleted delta with a DeletedFinalStateUnknown for every key
 // that is not in list but is queued (Obj is its newest queued object) or in KnownObjects and
@@ -474,11 +428,7 @@ func (f *DeltaFIFO) replace(list []interface{}, transform bool, cached []bool) e
 		}
 	}
 
-	if !f.populated {
-		f.populated = true
-		f.initialPopulationCount = keys.Len() + queuedDeletions
-		f.checkSyncedLocked()
-	}
+	f.populateLocked(keys.Len() + queuedDeletions)
 	return nil
 }
 

@@ -89,7 +89,6 @@ const (
 // for concurrent use; Pop and PopBatch must be called by one consumer goroutine at a time.
 type RealFIFO struct {
 	logger       klog.Logger
-	name         string
 	keyFunc      KeyFunc
 	knownObjects KeyListerGetter
 	transformer  TransformFunc
@@ -108,22 +107,13 @@ type RealFIFO struct {
 	// clock times process calls for metrics and the slow-processing log.
 	clock clock.PassiveClock
 
-	// synced is closed once the initial population has been processed.
-	synced chan struct{}
-
-	// mu guards the fields below it.
+	// mu guards the fields below it and initialSync's.
 	mu sync.Mutex
+	initialSync
 	// items holds the queued deltas with their keys, computed once when they were queued.
 	items  queueRing[keyedDelta]
 	waker  popWaker
 	closed bool
-	// populated is set by the first Replace, or by an Add, Update or Delete before it.
-	populated bool
-	// initialPopulationCount is how many deltas of the first Replace are still to be
-	// processed.
-	initialPopulationCount int
-	// syncedClosed records that synced was closed.
-	syncedClosed bool
 	// batchKeys is PopBatch's scratch set of the keys in the batch being built.
 	batchKeys map[string]struct{}
 }
@@ -168,7 +158,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 	}
 	f := &RealFIFO{
 		logger:                klog.Background(),
-		name:                  "RealFIFO",
+		initialSync:           newInitialSync("RealFIFO"),
 		keyFunc:               opts.KeyFunction,
 		knownObjects:          opts.KnownObjects,
 		transformer:           opts.Transformer,
@@ -180,7 +170,6 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		metrics:               newFIFOMetrics(opts.Identifier, opts.MetricsProvider),
 		timeAlways:            opts.Identifier.Reserved(),
 		clock:                 clock.RealClock{},
-		synced:                make(chan struct{}),
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
@@ -248,39 +237,6 @@ func (f *RealFIFO) HasSynced() bool {
 	return IsDone(f)
 }
 
-// HasSyncedChecker returns the queue itself as a DoneChecker that is done when HasSynced
-// turns true.
-func (f *RealFIFO) HasSyncedChecker() DoneChecker {
-	return f
-}
-
-// Name returns the queue's name, for DoneChecker.
-func (f *RealFIFO) Name() string {
-	return f.name
-}
-
-// Done returns a channel that is closed when HasSynced turns true, for DoneChecker.
-func (f *RealFIFO) Done() <-chan struct{} {
-	return f.synced
-}
-
-// checkSyncedLocked closes synced once the initial population is processed. It must run after
-// every change of populated or initialPopulationCount.
-func (f *RealFIFO) checkSyncedLocked() {
-	if f.populated && f.initialPopulationCount == 0 && !f.syncedClosed {
-		f.syncedClosed = true
-		close(f.synced)
-	}
-}
-
-// countInitialProcessedLocked records that n deltas of the initial population were processed.
-func (f *RealFIFO) countInitialProcessedLocked(n int) {
-	if f.initialPopulationCount > 0 {
-		f.initialPopulationCount = max(0, f.initialPopulationCount-n)
-		f.checkSyncedLocked()
-	}
-}
-
 // Add queues an Added delta for obj. It fails with a KeyError if obj has no key, or with the
 // transformer's error; then nothing is queued.
 func (f *RealFIFO) Add(obj interface{}) error {
@@ -309,8 +265,7 @@ func (f *RealFIFO) record(action DeltaType, obj interface{}) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.populated = true
-	f.checkSyncedLocked()
+	f.populateLocked(0)
 	if err != nil {
 		return err
 	}

@@ -78,11 +78,7 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 		}
 	}
 
-	if !f.populated {
-		f.populated = true
-		f.initialPopulationCount = f.items.Len()
-		f.checkSyncedLocked()
-	}
+	f.populateLocked(f.items.Len())
 	return nil
 }
 
