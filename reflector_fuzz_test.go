@@ -425,8 +425,8 @@ func (h *fzHarness) checkDocumentedErrors() {
 	delivered := maps.Clone(h.proxy.delivered)
 	h.proxy.mu.Unlock()
 	for kind, msg := range map[string]string{
-		"watch: nil object": "Watch event without an object",
-		"watch: wrong type": "Unexpected watch event object type",
+		"watch: nil object":                         "Watch event without an object",
+		"watch: wrong type":                         "Unexpected watch event object type",
 		"watch: bookmark without a resourceVersion": "Watch bookmark without a resourceVersion",
 	} {
 		if got, want := h.errs.count(msg), delivered[kind]; got != want {
