@@ -77,10 +77,11 @@ func FuzzReflector(f *testing.F) {
 		features.SetForTesting(t, features.UnlockWhileProcessingFIFO, fifo == 2)
 		errs := fzCaptureErrors(t)
 		synctest.Test(t, func(t *testing.T) {
-			h := newFzHarness(t, errs, int(setup>>3&3), setup&0x40 != 0)
+			var pageCap int64
 			if setup&0x20 != 0 {
-				h.proxy.pageCap = 2
+				pageCap = 2
 			}
+			h := newFzHarness(t, errs, int(setup>>3&3), pageCap, setup&0x40 != 0)
 			h.run(ops)
 		})
 	})
@@ -180,7 +181,7 @@ type fzHarness struct {
 	log     []string
 }
 
-func newFzHarness(t *testing.T, errs *fzErrors, initial int, pageZero bool) *fzHarness {
+func newFzHarness(t *testing.T, errs *fzErrors, initial int, pageCap int64, pageZero bool) *fzHarness {
 	discard := logr.Discard()
 	src := fcache.New(fcache.Options{
 		NewListFunc:                 func() runtime.Object { return &v1.PodList{} },
@@ -188,6 +189,7 @@ func newFzHarness(t *testing.T, errs *fzErrors, initial int, pageZero bool) *fzH
 		PaginateResourceVersionZero: pageZero,
 	})
 	h := &fzHarness{t: t, errs: errs, src: src, proxy: newFzProxy(src), view: newFzView(), history: map[string][]*v1.Pod{}}
+	h.proxy.pageCap = pageCap
 	// At least one object: a source that has recorded nothing lists at resourceVersion "0",
 	// which a real server never does, and from which a watch never moves the version on.
 	for i := range initial + 1 {
