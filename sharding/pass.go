@@ -108,7 +108,10 @@ func (p *pass) sweep(ctx context.Context, k kind, snap *Snapshot, decide func(me
 			}
 		})
 	}
-	opts := metav1.ListOptions{Limit: passPageSize, LabelSelector: p.s.listSelector(k, false)}
+	// ResourceVersion "0": served from the API server's watch cache, not read from etcd — a
+	// pass may run every second during a hand-over. A stale page only makes some patches fail
+	// their resourceVersion condition; the next pass decides again.
+	opts := metav1.ListOptions{Limit: passPageSize, LabelSelector: p.s.listSelector(k, false), ResourceVersion: "0"}
 	var listErr error
 	for {
 		list, err := client.List(ctx, opts)
@@ -140,7 +143,8 @@ func (p *pass) sweep(ctx context.Context, k kind, snap *Snapshot, decide func(me
 		if list.Continue == "" || ctx.Err() != nil {
 			break
 		}
-		opts.Continue = list.Continue
+		opts.Continue, opts.ResourceVersion = list.Continue, "" // a continue token carries its version
+
 	}
 	close(jobs)
 	wg.Wait()

@@ -85,7 +85,7 @@ type Options struct {
 	LeaseTiming LeaseTiming
 	// DisableSharder keeps this replica out of the sharder election.
 	DisableSharder bool
-	// Concurrency is the number of parallel writes of the sharder. Defaults to 16.
+	// Concurrency is the number of parallel writes of the sharder. Defaults to 32.
 	Concurrency int
 	// ResyncPeriod is the interval of the sharder's full passes when nothing changes.
 	// Defaults to 1 minute.
@@ -145,7 +145,7 @@ func New(config *rest.Config, opts Options) (*Shard, error) {
 		return nil, err
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 16
+		opts.Concurrency = 32
 	}
 	if opts.ResyncPeriod <= 0 {
 		opts.ResyncPeriod = time.Minute

@@ -149,6 +149,20 @@ func TestShardingHandOver(t *testing.T) {
 		}
 		return true
 	}
+	// ownersSettled is settled for the config maps alone.
+	ownersSettled := func(members []string) bool {
+		list := listCMs()
+		if len(list) < n {
+			return false
+		}
+		for _, cm := range list {
+			want, _ := sharding.Assign(ns+"/"+cm.Name, members)
+			if cm.Labels[labels.Shard()] != want || cm.Labels[labels.Drain()] != "" {
+				return false
+			}
+		}
+		return true
+	}
 	waitSettled := func(what string, members []string, timeout time.Duration) time.Duration {
 		t.Helper()
 		start := time.Now()
@@ -229,7 +243,10 @@ func TestShardingHandOver(t *testing.T) {
 	before := assignment()
 	joinStart := time.Now()
 	start("replica-d")
-	took = waitSettled("the hand-over to a joining replica", members(), 2*time.Minute)
+	joined := time.Now()
+	eventually(ctx, t, 2*time.Minute, "the config maps to move to the joining replica", func() bool { return ownersSettled(members()) })
+	ownersTook := time.Since(joined)
+	took = waitSettled("the hand-over to a joining replica", members(), 2*time.Minute) + ownersTook
 	after := assignment()
 	moved := 0
 	for name, m := range after {
@@ -237,8 +254,8 @@ func TestShardingHandOver(t *testing.T) {
 			moved++
 		}
 	}
-	report("join: %d of %d config maps (%.1f%%) moved to the new member, hand-over done %v after it held its lease (%v after start)",
-		moved, n, 100*float64(moved)/float64(n), took.Round(time.Millisecond), time.Since(joinStart).Round(time.Millisecond))
+	report("join: %d of %d config maps (%.1f%%) moved to the new member; config maps handed over %v, with their secrets %v after it held its lease (%v after start)",
+		moved, n, 100*float64(moved)/float64(n), ownersTook.Round(time.Millisecond), took.Round(time.Millisecond), time.Since(joinStart).Round(time.Millisecond))
 	if frac := float64(moved) / float64(n); frac > 1.0/4+0.05 {
 		t.Errorf("join moved %.3f of the objects, more than 1/N + 5%%", frac)
 	}
