@@ -162,8 +162,8 @@ type replica struct {
 	// runDone is closed when the Shard's Run returned, with runErr.
 	runDone chan struct{}
 	runErr  error
-	cms     informers.TypedInformer[*corev1.ConfigMap]
-	secrets informers.TypedInformer[*corev1.Secret]
+	// counts returns how many config maps and secrets the replica's caches hold.
+	counts func() (configMaps, secrets int)
 }
 
 type shardingEnv struct {
@@ -179,38 +179,20 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 	t := e.t
 	t.Helper()
 	r := &replica{name: name, net: newCuttable(), done: make(chan struct{}), runDone: make(chan struct{})}
-	cfg := r.net.config(conn.Config())
-	shard, err := sharding.New(cfg, sharding.Options{
-		Ring:      e.ring,
-		Namespace: e.namespace,
-		Identity:  name,
-		Resources: []sharding.Resource{{
-			Resource:   configMapsResource,
-			Namespace:  e.namespace,
-			Kind:       "ConfigMap",
-			Controlled: []schema.GroupVersionResource{secretsResource},
-		}},
-		LeaseTiming:   e.timing,
-		FollowUpDelay: 200 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.shard = shard
-	client, err := kubernetes.NewForConfigAndClient(cfg, httpClientFor(t, cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, shard, client := e.newShard(r)
 	factory := informers.NewSharedInformerFactoryWithOptions(0, informers.WithNamespace(e.namespace), shard.FactoryOption())
-	r.cms = informers.For[*corev1.ConfigMap](factory, client.CoreV1().ConfigMaps)
-	r.secrets = informers.For[*corev1.Secret](factory, client.CoreV1().Secrets)
+	cms := informers.For[*corev1.ConfigMap](factory, client.CoreV1().ConfigMaps)
+	secrets := informers.For[*corev1.Secret](factory, client.CoreV1().Secrets)
+	r.counts = func() (int, int) {
+		return len(cms.Informer().GetStore().List()), len(secrets.Informer().GetStore().List())
+	}
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second))
 	enqueue := func(obj interface{}) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
 			queue.Add(key)
 		}
 	}
-	if _, err := r.cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueue, UpdateFunc: func(_, o interface{}) { enqueue(o) }, DeleteFunc: enqueue,
 	}); err != nil {
 		t.Fatal(err)
@@ -222,44 +204,19 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 			}
 		}
 	}
-	if _, err := r.secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if _, err := secrets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: enqueueOwner, UpdateFunc: func(_, o interface{}) { enqueueOwner(o) },
 	}); err != nil {
 		t.Fatal(err)
 	}
-	gate := shard.Gate(configMapsResource, r.cms.Informer().GetIndexer().GetByKey)
-	cmLister := listers.NewNamespaced(r.cms.Lister(), e.namespace)
-	secretLister := listers.NewNamespaced(r.secrets.Lister(), e.namespace)
+	gate := shard.Gate(configMapsResource, cms.Informer().GetIndexer().GetByKey)
+	cmLister := listers.NewNamespaced(cms.Lister(), e.namespace)
+	secretLister := listers.NewNamespaced(secrets.Lister(), e.namespace)
 	reconcile := func(ctx context.Context, key string) error {
-		start := time.Now()
-		defer func() { e.log.add(key, interval{replica: name, start: start, end: time.Now()}) }()
-		_, cmName, _ := cache.SplitMetaNamespaceKey(key)
-		cm, err := cmLister.Get(cmName)
-		if err != nil {
-			return nil
-		}
-		// The reconcile's own work takes a few milliseconds and stops when its context is
-		// cancelled (the member is fenced), as a reconcile must. This is the workload under test,
-		// not a wait for the test's progress.
-		work := time.NewTimer(reconcileWork)
-		defer work.Stop()
-		select {
-		case <-work.C:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if _, err := secretLister.Get(cmName + "-owned"); err == nil {
-			return nil
-		}
-		yes := true
-		_, err = client.CoreV1().Secrets(e.namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-			Name:            cmName + "-owned",
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID, Controller: &yes}},
-		}}, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return err
+		return e.reconcile(ctx, name, client, key, cmLister.Get, func(name string) bool {
+			_, err := secretLister.Get(name)
+			return err == nil
+		})
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -315,6 +272,71 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 		t.Fatalf("replica %s did not get its lease", name)
 	}
 	return r
+}
+
+// newShard builds r's Shard and a client, both over r's cuttable path.
+func (e *shardingEnv) newShard(r *replica) (*rest.Config, *sharding.Shard, kubernetes.Interface) {
+	t := e.t
+	t.Helper()
+	cfg := r.net.config(conn.Config())
+	shard, err := sharding.New(cfg, sharding.Options{
+		Ring:      e.ring,
+		Namespace: e.namespace,
+		Identity:  r.name,
+		Resources: []sharding.Resource{{
+			Resource:   configMapsResource,
+			Namespace:  e.namespace,
+			Kind:       "ConfigMap",
+			Controlled: []schema.GroupVersionResource{secretsResource},
+		}},
+		LeaseTiming:   e.timing,
+		FollowUpDelay: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.shard = shard
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClientFor(t, cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, shard, client
+}
+
+// reconcile is the controller every replica runs, recorded: it ensures the config map of key
+// has its controlled secret "<name>-owned". getCM reads the replica's cache; hasSecret tells
+// whether the cache holds a secret.
+func (e *shardingEnv) reconcile(ctx context.Context, replica string, client kubernetes.Interface, key string,
+	getCM func(name string) (*corev1.ConfigMap, error), hasSecret func(name string) bool) error {
+	start := time.Now()
+	defer func() { e.log.add(key, interval{replica: replica, start: start, end: time.Now()}) }()
+	_, cmName, _ := cache.SplitMetaNamespaceKey(key)
+	cm, err := getCM(cmName)
+	if err != nil {
+		return nil
+	}
+	// The reconcile's own work takes a few milliseconds and stops when its context is
+	// cancelled (the member is fenced), as a reconcile must. This is the workload under test,
+	// not a wait for the test's progress.
+	work := time.NewTimer(reconcileWork)
+	defer work.Stop()
+	select {
+	case <-work.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if hasSecret(cmName + "-owned") {
+		return nil
+	}
+	yes := true
+	_, err = client.CoreV1().Secrets(e.namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Name:            cmName + "-owned",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: cm.Name, UID: cm.UID, Controller: &yes}},
+	}}, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 // alive reports whether the replica is a member: not cut off, and its Shard still running.

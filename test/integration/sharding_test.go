@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kcache/cache"
 	"github.com/kcache/cache/informers"
@@ -31,7 +33,8 @@ const shardingLeaseEnv = "KCACHE_SHARDING_LEASE"
 // TestShardingHandOver runs replicas of a sharded controller in this process against the real
 // API server — each with its own member lease, a kcache informer factory restricted to its
 // share, and a workqueue reconciling config maps through the shard's gate, creating one
-// controlled secret per config map — and drives the ring through a join, a clean leave, a
+// controlled secret per config map; replica-c runs the same controller on controller-runtime
+// through the clientgo bridge — and drives the ring through a join, a clean leave, a
 // crash (a replica cut off from the server, its lease left to expire), a crash of the sharder's
 // replica, and a burst of creates at 100/s, while a writer keeps touching config maps so that
 // reconciles run throughout. Every reconcile's [start, end) is recorded per key; no two
@@ -105,6 +108,7 @@ func TestShardingHandOver(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	ctrl.SetLogger(klog.Background())
 	observer.StartWithContext(ctx)
 	defer observer.Shutdown()
 	defer cancel()
@@ -199,6 +203,11 @@ func TestShardingHandOver(t *testing.T) {
 
 	replicas := map[string]*replica{}
 	start := func(name string) {
+		if name == "replica-c" {
+			// One replica runs its controller on controller-runtime through the clientgo bridge.
+			replicas[name] = env.startControllerRuntimeReplica(ctx, name)
+			return
+		}
 		replicas[name] = env.startReplica(ctx, name)
 	}
 	defer func() {
@@ -229,7 +238,7 @@ func TestShardingHandOver(t *testing.T) {
 	report("initial: all %d config maps assigned and reconciled %v after the creates", n, took.Round(time.Millisecond))
 	for _, name := range members() {
 		r := replicas[name]
-		c, s := len(r.cms.Informer().GetStore().List()), len(r.secrets.Informer().GetStore().List())
+		c, s := r.counts()
 		report("cache share of %s: %d config maps (%.1f%%), %d secrets (%.1f%%)", name, c, 100*float64(c)/float64(n), s, 100*float64(s)/float64(n))
 		// The target is 1/3 + 10%. Shares of n random keys spread by about sqrt(2/9/n): at
 		// 10,000 keys 0.5 points, at 1,000 1.5 points, so the smaller run allows 4 of those.
