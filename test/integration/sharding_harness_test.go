@@ -130,25 +130,31 @@ func newCuttable() *cuttable {
 func (c *cuttable) config(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Dial = c.dialer.DialContext
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if c.cut.Load() {
-				return nil, errors.New("partitioned")
-			}
-			return rt.RoundTrip(r)
-		})
-	})
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return &cutRoundTripper{c: c, rt: rt} })
 	return cfg
 }
+
+// cutRoundTripper fails every request once its path is cut.
+type cutRoundTripper struct {
+	c  *cuttable
+	rt http.RoundTripper
+}
+
+func (t *cutRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.c.cut.Load() {
+		return nil, errors.New("partitioned")
+	}
+	return t.rt.RoundTrip(r)
+}
+
+// WrappedRoundTripper lets closeClients reach the transport's idle connections.
+func (t *cutRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.rt }
 
 func (c *cuttable) sever() {
 	c.cut.Store(true)
 	c.dialer.CloseAll()
 }
 
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // replica is one sharded controller: a Shard, a kcache informer factory restricted to its
 // share (config maps and the secrets they control), a workqueue and workers that reconcile
