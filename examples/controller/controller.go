@@ -91,10 +91,14 @@ func (c *controller) handler() cache.TypedResourceEventHandler[*Widget] {
 				c.enqueueLow(cache.MetaObjectToName(newer))
 				return
 			}
-			c.counts.updates++
 			c.mu.Unlock()
 			c.out.logf("handler", "update %s: size %d -> %d (rv %s)", describe(older), older.Size, newer.Size, newer.ResourceVersion)
 			c.queue.Add(cache.MetaObjectToName(newer))
+			// Counted once enqueued: the -priority restart opens the workers' gate when it has
+			// seen its changes counted, and the change must be in the queue by then.
+			c.mu.Lock()
+			c.counts.updates++
+			c.mu.Unlock()
 		},
 		DeleteFunc: func(deleted cache.DeletedObject[*Widget]) {
 			c.mu.Lock()
