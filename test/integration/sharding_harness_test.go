@@ -155,7 +155,6 @@ func (c *cuttable) sever() {
 	c.dialer.CloseAll()
 }
 
-
 // replica is one sharded controller: a Shard, a kcache informer factory restricted to its
 // share (config maps and the secrets they control), a workqueue and workers that reconcile
 // config maps through the shard's gate, recording each reconcile.
