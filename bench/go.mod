@@ -4,9 +4,12 @@ go 1.26.0
 
 replace github.com/kcache/cache => ..
 
+replace github.com/kcache/cache/clientgo => ../clientgo
+
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/kcache/cache v0.0.0-00010101000000-000000000000
+	github.com/kcache/cache v0.0.0
+	github.com/kcache/cache/clientgo v0.0.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

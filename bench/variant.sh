@@ -40,6 +40,7 @@ func init() { allImpls = append(allImpls, variantImpl) }
 EOF
 cd "$tmp/bench"
 go mod edit -require github.com/kcache/variant@v0.0.0-00010101000000-000000000000 \
-	-replace github.com/kcache/cache=$(cd "$here/.." && pwd) -replace github.com/kcache/variant=../lib
+	-replace github.com/kcache/cache=$(cd "$here/.." && pwd) \
+	-replace github.com/kcache/cache/clientgo=$(cd "$here/../clientgo" && pwd) -replace github.com/kcache/variant=../lib
 go build -mod=mod -o "$out" .
 echo "built $out (variant: $src)"
