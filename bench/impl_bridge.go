@@ -1,9 +1,12 @@
 package main
 
 import (
+	"math"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	kcache "github.com/kcache/cache"
 	"github.com/kcache/cache/clientgo"
 )
 
@@ -28,11 +31,33 @@ func bridgeVariant(name string, opts clientgo.Options) *Impl {
 	impl := *kcacheImpl
 	impl.Name = name
 	impl.NewInformer = func(lw ListerWatcher, example runtime.Object) Informer {
-		return clientgoInformer{clientgo.New(lw, example, cache.SharedIndexInformerOptions{
+		return bridgeInformer{clientgoInformer: clientgoInformer{clientgo.New(lw, example, cache.SharedIndexInformerOptions{
 			Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-		}, opts)}
+		}, opts)}, fastOptsOut: opts.DefaultHandlerMaxPending != nil}
 	}
 	return &impl
+}
+
+// bridgeInformer adds handlers through client-go's AddEventHandler, so that the bridge's
+// defaults apply. With fastOptsOut (a bridge-wide DefaultHandlerMaxPending), a handler not
+// expected to stall (the workloads count every notification it gets) opts out of coalescing
+// through the kcache informer behind the bridge, as a user would for a handler that must see
+// every intermediate state.
+type bridgeInformer struct {
+	clientgoInformer
+	fastOptsOut bool
+}
+
+func (i bridgeInformer) AddHandler(h Handler) error {
+	if h.ExpectStall || !i.fastOptsOut {
+		return i.clientgoInformer.AddHandler(h)
+	}
+	k, _ := clientgo.Unwrap(i.inf)
+	unbounded := math.MaxInt
+	_, err := k.AddEventHandlerWithOptions(kcache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: h.Add, UpdateFunc: h.Update, DeleteFunc: h.Delete,
+	}, kcache.HandlerOptions{MaxPending: &unbounded})
+	return err
 }
 
 func init() { allImpls = append(allImpls, bridgeImpl, bridgeMaxPendingImpl) }
