@@ -273,8 +273,12 @@ func TestStateMethods(t *testing.T) {
 func TestUnwrap(t *testing.T) {
 	informer := newInformer(newSource(), clientgo.Options{})
 	k := mustUnwrap(t, informer)
-	if _, ok := k.(cache.SharedIndexInformer); !ok {
-		t.Fatal("Unwrap did not return a kcache informer")
+	a := cm("a", "1")
+	if err := k.GetIndexer().Add(a); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, _ := informer.GetIndexer().GetByKey("ns/a"); !ok || got != a {
+		t.Fatal("Unwrap returned an informer whose cache is not the bridge's")
 	}
 	if _, ok := clientgo.Unwrap(toolscache.NewSharedIndexInformer(newSource(), &v1.ConfigMap{}, 0, nil)); ok {
 		t.Fatal("Unwrap of client-go's informer: ok")
