@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
@@ -26,21 +25,10 @@ import (
 // shard's gate. controller-runtime's workqueue, like kcache's, hands a request to one worker
 // at a time, and its default handler enqueues every update, so drain marks reach the gate.
 func runControllerRuntime(ctx context.Context, config *rest.Config, f flags) error {
-	shard, err := newShard(config, f)
-	if err != nil {
-		return err
-	}
-	client2, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	runErr := make(chan error, 1)
-	go func() { runErr <- shard.Run(ctx) }()
-	select {
-	case <-shard.Ready():
-	case err := <-runErr:
+	shard, client2, runErr, err := startShard(ctx, config, f)
+	if err != nil {
 		return err
 	}
 

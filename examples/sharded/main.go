@@ -108,23 +108,32 @@ func newShard(config *rest.Config, f flags) (*sharding.Shard, error) {
 	})
 }
 
-// runKcache runs one member on kcache's informers factory and workqueue.
-func runKcache(ctx context.Context, config *rest.Config, f flags) error {
-	shard, err := newShard(config, f)
-	if err != nil {
-		return err
+// startShard builds this member's shard and a clientset, runs the shard on ctx and returns once
+// the member has joined the ring. runErr receives the shard's result when it stops (ctx
+// cancelled, or the lease lost).
+func startShard(ctx context.Context, config *rest.Config, f flags) (shard *sharding.Shard, client kubernetes.Interface, runErr <-chan error, err error) {
+	if shard, err = newShard(config, f); err != nil {
+		return nil, nil, nil, err
 	}
-	client, err := kubernetes.NewForConfig(config)
-	if err != nil {
-		return err
+	if client, err = kubernetes.NewForConfig(config); err != nil {
+		return nil, nil, nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	runErr := make(chan error, 1)
-	go func() { runErr <- shard.Run(ctx) }()
+	done := make(chan error, 1)
+	go func() { done <- shard.Run(ctx) }()
 	select {
 	case <-shard.Ready():
-	case err := <-runErr:
+		return shard, client, done, nil
+	case err := <-done:
+		return nil, nil, nil, err
+	}
+}
+
+// runKcache runs one member on kcache's informers factory and workqueue.
+func runKcache(ctx context.Context, config *rest.Config, f flags) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	shard, client, runErr, err := startShard(ctx, config, f)
+	if err != nil {
 		return err
 	}
 	logger := klog.FromContext(ctx).WithValues("member", shard.Name())
