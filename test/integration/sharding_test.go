@@ -130,9 +130,9 @@ func TestShardingHandOver(t *testing.T) {
 		}
 		return out
 	}
-	// settled reports whether every config map and its secret sit on the member rendezvous
-	// hashing names among members, with no drain mark, and every config map was reconciled.
-	settled := func(members []string) bool {
+	// placed reports whether every config map (and, withSecrets, its secret) sits on the member
+	// rendezvous hashing names among members, with no drain mark.
+	placed := func(members []string, withSecrets bool) bool {
 		list := listCMs()
 		if len(list) < n {
 			return false
@@ -141,32 +141,19 @@ func TestShardingHandOver(t *testing.T) {
 			want, _ := sharding.Assign(ns+"/"+cm.Name, members)
 			if cm.Labels[labels.Shard()] != want || cm.Labels[labels.Drain()] != "" {
 				return false
+			}
+			if !withSecrets {
+				continue
 			}
 			obj, ok, _ := secrets.Informer().GetIndexer().GetByKey(ns + "/" + cm.Name + "-owned")
-			if !ok {
-				return false
-			}
-			s := obj.(*corev1.Secret)
-			if s.Labels[labels.Shard()] != want {
+			if !ok || obj.(*corev1.Secret).Labels[labels.Shard()] != want {
 				return false
 			}
 		}
 		return true
 	}
-	// ownersSettled is settled for the config maps alone.
-	ownersSettled := func(members []string) bool {
-		list := listCMs()
-		if len(list) < n {
-			return false
-		}
-		for _, cm := range list {
-			want, _ := sharding.Assign(ns+"/"+cm.Name, members)
-			if cm.Labels[labels.Shard()] != want || cm.Labels[labels.Drain()] != "" {
-				return false
-			}
-		}
-		return true
-	}
+	settled := func(members []string) bool { return placed(members, true) }
+	ownersSettled := func(members []string) bool { return placed(members, false) }
 	waitSettled := func(what string, members []string, timeout time.Duration) time.Duration {
 		t.Helper()
 		start := time.Now()
