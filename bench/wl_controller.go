@@ -257,39 +257,14 @@ func churn(c *cluster, limit int, stop <-chan struct{}, relistAt int, relisting 
 	return k
 }
 
-// heapSampler records the largest heap (live objects and garbage not yet swept) every
+// startHeapSampler records the largest heap (live objects and garbage not yet swept) every
 // millisecond while it runs: what the process needs, under the default GC pacing.
-type heapSampler struct {
-	stop chan struct{}
-	done sync.WaitGroup
-	peak atomic.Uint64
-}
-
-func startHeapSampler() *heapSampler {
-	s := &heapSampler{stop: make(chan struct{})}
-	s.done.Go(func() {
-		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			if v := sample[0].Value.Uint64(); v > s.peak.Load() {
-				s.peak.Store(v)
-			}
-			select {
-			case <-s.stop:
-				return
-			case <-t.C:
-			}
-		}
+func startHeapSampler() *peakSampler {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	return startSampler(nil, func() uint64 {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64()
 	})
-	return s
-}
-
-func (s *heapSampler) finish() uint64 {
-	close(s.stop)
-	s.done.Wait()
-	return s.peak.Load()
 }
 
 func benchControllerChurn(b *testing.B, impl *Impl, workers, changes int) {

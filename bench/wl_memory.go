@@ -67,26 +67,34 @@ func liveHeap() uint64 {
 	return newLiveReader().read()
 }
 
-// peakSampler records the largest live heap (as marked by the last GC) while it runs. With a
-// low GOGC collections are frequent, so this measures what is retained, not GC pacing.
-// startPeakSampler runs at GOGC=10; startPeakSamplerAt takes the percentage.
+// peakSampler records the largest reading of a heap figure, taken every millisecond while it
+// runs. startPeakSampler reads the live heap (as marked by the last GC) at GOGC=10: collections
+// are then frequent, so this measures what is retained, not GC pacing. startPeakSamplerAt takes
+// the percentage.
 type peakSampler struct {
 	stop chan struct{}
 	done sync.WaitGroup
 	peak atomic.Uint64
-	gc   int
+	// restoreGC, if set, is the GC percentage finish restores.
+	restoreGC *int
 }
 
 func startPeakSampler() *peakSampler { return startPeakSamplerAt(10) }
 
 func startPeakSamplerAt(gcPercent int) *peakSampler {
-	s := &peakSampler{stop: make(chan struct{}), gc: debug.SetGCPercent(gcPercent)}
+	gc := debug.SetGCPercent(gcPercent)
+	return startSampler(&gc, newLiveReader().read)
+}
+
+// startSampler samples read every millisecond until finish, which restores the GC percentage
+// to *restoreGC if it is not nil.
+func startSampler(restoreGC *int, read func() uint64) *peakSampler {
+	s := &peakSampler{stop: make(chan struct{}), restoreGC: restoreGC}
 	s.done.Go(func() {
-		live := newLiveReader()
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
-			if v := live.read(); v > s.peak.Load() {
+			if v := read(); v > s.peak.Load() {
 				s.peak.Store(v)
 			}
 			select {
@@ -102,7 +110,9 @@ func startPeakSamplerAt(gcPercent int) *peakSampler {
 func (s *peakSampler) finish() uint64 {
 	close(s.stop)
 	s.done.Wait()
-	debug.SetGCPercent(s.gc)
+	if s.restoreGC != nil {
+		debug.SetGCPercent(*s.restoreGC)
+	}
 	return s.peak.Load()
 }
 
