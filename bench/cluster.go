@@ -222,10 +222,7 @@ func (c *cluster) breakWatch() {
 	}
 }
 
-// key returns the cache key of pod i.
-func (c *cluster) key(i int) string { return c.orig[i].Namespace + "/" + c.orig[i].Name }
-
-// podIndex returns the pod number of a key made by key.
+// podIndex returns the pod number of a pod's cache key (namespace/pod-N).
 func podIndex(key string) int {
 	n, _ := strconv.Atoi(key[strings.LastIndexByte(key, '-')+1:])
 	return n
