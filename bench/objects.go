@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -106,6 +107,42 @@ func configMap(i, namespaces int, rv string) *v1.ConfigMap {
 		},
 		Data: map[string]string{"config": "value-" + rv},
 	}
+}
+
+// realisticConfigMap is a ConfigMap as a kube-apiserver returns it for an application's
+// configuration applied with kubectl: recommended labels, kubectl's last-applied-configuration
+// annotation (the object again, as JSON), a managedFields entry, a config file of about 1.3 KB and
+// two small settings. Roughly 4 KB as JSON.
+func realisticConfigMap(i, namespaces int, rv string) *v1.ConfigMap {
+	cm := configMap(i, namespaces, rv)
+	ts := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	app := "app-" + strconv.Itoa(i%100)
+	cm.CreationTimestamp = ts
+	cm.Labels = map[string]string{
+		"app.kubernetes.io/name": app, "app.kubernetes.io/instance": app + "-" + strconv.Itoa(i%7),
+		"app.kubernetes.io/managed-by": "kubectl", "app.kubernetes.io/part-of": "team-" + strconv.Itoa(i%13),
+	}
+	var conf strings.Builder
+	fmt.Fprintf(&conf, "# %s configuration, generated\nserver:\n  port: 8080\n  readTimeout: 30s\n  writeTimeout: 30s\n", app)
+	for k := range 12 {
+		fmt.Fprintf(&conf, "feature%02d:\n  enabled: %t\n  threshold: %d\n  endpoint: https://svc-%d.%s.svc.cluster.local:8443/v1\n",
+			k, (i+k)%2 == 0, (i*7+k)%1000, k, cm.Namespace)
+	}
+	cm.Data = map[string]string{
+		"application.yaml": conf.String(),
+		"LOG_LEVEL":        "info",
+		"REPLICA_ID":       strconv.Itoa(i),
+	}
+	cm.Annotations = map[string]string{
+		"kubectl.kubernetes.io/last-applied-configuration": fmt.Sprintf(
+			`{"apiVersion":"v1","data":{"LOG_LEVEL":"info","REPLICA_ID":"%d","application.yaml":%q},"kind":"ConfigMap","metadata":{"annotations":{},"name":%q,"namespace":%q}}`,
+			i, conf.String(), cm.Name, cm.Namespace) + "\n",
+	}
+	cm.ManagedFields = []metav1.ManagedFieldsEntry{{
+		Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &ts,
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{".":{},"f:LOG_LEVEL":{},"f:REPLICA_ID":{},"f:application.yaml":{}},"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}},"f:labels":{".":{},"f:app.kubernetes.io/instance":{},"f:app.kubernetes.io/managed-by":{},"f:app.kubernetes.io/name":{},"f:app.kubernetes.io/part-of":{}}}}`),
+	}}
+	return cm
 }
 
 func uidFor(i int) types.UID { return types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)) }
