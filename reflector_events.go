@@ -142,7 +142,7 @@ func (h *watchHandler) consume(ctx context.Context, start time.Time, w watch.Int
 					"reflector", r.name, "totalItems", eventCount, "duration", r.clock.Since(start))
 				return initialEventsEnd, nil
 			}
-			ticker.observeLastEventTimeStamp(r.clock.Now())
+			ticker.observeEvent()
 		}
 	}
 }

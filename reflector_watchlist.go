@@ -336,6 +336,14 @@ func (t *initialEventsEndBookmarkTicker) Stop() {
 	}
 }
 
+// observeEvent records that an event arrived now. The no-op ticker does not read the clock:
+// a steady-state watch calls this for every event.
+func (t *initialEventsEndBookmarkTicker) observeEvent() {
+	if t.timer != nil {
+		t.observeLastEventTimeStamp(t.clock.Now())
+	}
+}
+
 func (t *initialEventsEndBookmarkTicker) observeLastEventTimeStamp(ts time.Time) {
 	t.lastEvent = ts
 }
