@@ -181,6 +181,11 @@ func notifyRelist(handler ResourceEventHandler, objs []interface{}, diff *relist
 	}
 }
 
+// priorTransactor is implemented by this package's Store and Indexer (see cache.transact).
+type priorTransactor interface {
+	transact(txns []Transaction, prior []priorObject) *TransactionError
+}
+
 // batchEvent is a handler call that processDeltasInBatch makes once the batch is stored.
 type batchEvent struct {
 	typ DeltaType // Added (OnAdd), Updated (OnUpdate) or Deleted (OnDelete)
@@ -193,7 +198,9 @@ type batchEvent struct {
 // If clientState is a TransactionStore, the batch is applied in one transaction (so readers
 // of the store wait once, not once per delta) and the handler is called afterwards, in batch
 // order, for the transactions that succeeded; a failed transaction makes it return an error
-// wrapping the TransactionError. Only Added, Updated, Replaced, Sync and Deleted deltas may be
+// wrapping the TransactionError. A delta is an update when the store held its key: this
+// package's stores tell as the transaction applies it (each key is computed once), any other
+// store is asked with Get first, as client-go does. Only Added, Updated, Replaced, Sync and Deleted deltas may be
 // batched; any other type fails the whole batch before anything is applied.
 //
 // Otherwise every delta goes through processDeltas, and the errors are joined.
@@ -221,10 +228,17 @@ func processDeltasInBatch(
 
 	txns := make([]Transaction, len(deltas))
 	events := make([]batchEvent, len(deltas))
+	// This package's stores say what each transaction replaced as they apply it; any other
+	// store is asked first, as client-go does.
+	pt, reportsPrior := clientState.(priorTransactor)
 	for i, d := range deltas {
 		switch d.Type {
 		case Added, Updated, Replaced, Sync:
-			if old, exists, err := clientState.Get(d.Object); err == nil && exists {
+			if reportsPrior {
+				// An add or an update: the transaction tells which.
+				txns[i] = Transaction{Type: TransactionTypeUpdate, Object: d.Object}
+				events[i] = batchEvent{typ: Updated, obj: d.Object}
+			} else if old, exists, err := clientState.Get(d.Object); err == nil && exists {
 				txns[i] = Transaction{Type: TransactionTypeUpdate, Object: d.Object}
 				events[i] = batchEvent{typ: Updated, old: old, obj: d.Object}
 			} else {
@@ -248,7 +262,24 @@ func processDeltasInBatch(
 			handler.OnDelete(e.obj)
 		}
 	}
-	if txnErr := txnStore.Transaction(txns...); txnErr != nil {
+	var txnErr *TransactionError
+	if reportsPrior {
+		prior := make([]priorObject, len(deltas))
+		txnErr = pt.transact(txns, prior)
+		for i := range events {
+			if events[i].typ != Updated {
+				continue
+			}
+			if prior[i].existed {
+				events[i].old = prior[i].obj
+			} else {
+				events[i].typ = Added
+			}
+		}
+	} else {
+		txnErr = txnStore.Transaction(txns...)
+	}
+	if txnErr != nil {
 		for _, i := range txnErr.SuccessfulIndices {
 			if i >= 0 && i < len(events) {
 				notify(events[i])

@@ -59,6 +59,14 @@ func ctrlTestContents(s Store) []string {
 // ctrlTestPlainStore hides a store's Transaction method.
 type ctrlTestPlainStore struct{ Store }
 
+// ctrlTestForeignTxnStore is a TransactionStore that is not this package's: processDeltasInBatch
+// must ask it with Get which objects are stored, as client-go does.
+type ctrlTestForeignTxnStore struct{ Store }
+
+func (s ctrlTestForeignTxnStore) Transaction(txns ...Transaction) *TransactionError {
+	return s.Store.(TransactionStore).Transaction(txns...)
+}
+
 func TestProcessDeltas(t *testing.T) {
 	a1, a2 := fifoTestObj("a", 1), fifoTestObj("a", 2)
 	b1 := fifoTestObj("b", 1)
@@ -199,10 +207,11 @@ func TestProcessDeltas(t *testing.T) {
 
 func TestProcessDeltasInBatch(t *testing.T) {
 	a1, a2 := fifoTestObj("a", 1), fifoTestObj("a", 2)
-	b1, c1 := fifoTestObj("b", 1), fifoTestObj("c", 1)
+	b1, b2, c1 := fifoTestObj("b", 1), fifoTestObj("b", 2), fifoTestObj("c", 1)
 	cases := []struct {
 		name      string
 		plain     bool // the store does not support transactions
+		foreign   bool // the store supports transactions but is not this package's
 		stored    []*fifoTestItem
 		deltas    []Delta
 		want      []string
@@ -223,6 +232,31 @@ func TestProcessDeltasInBatch(t *testing.T) {
 			deltas:    []Delta{{Sync, a2}, {Deleted, b1}, {Added, c1}},
 			want:      []string{"update a=1 -> a=2", "delete b=1", "add c=1 initial"},
 			wantStore: []string{"a=2", "c=1"},
+		},
+		{
+			name:      "foreign transaction store: the same outcome",
+			foreign:   true,
+			stored:    []*fifoTestItem{a1, b1},
+			deltas:    []Delta{{Sync, a2}, {Deleted, b1}, {Added, c1}},
+			want:      []string{"update a=1 -> a=2", "delete b=1", "add c=1 initial"},
+			wantStore: []string{"a=2", "c=1"},
+		},
+		{
+			name:      "transaction: an item without a key does not shift the others' old objects",
+			stored:    []*fifoTestItem{a1, b1},
+			deltas:    []Delta{{Added, fifoTestNoMeta{}}, {Sync, a2}, {Added, c1}, {Updated, b2}},
+			want:      []string{"update a=1 -> a=2", "add c=1 initial", "update b=1 -> b=2"},
+			wantStore: []string{"a=2", "b=2", "c=1"},
+			wantErr:   true,
+		},
+		{
+			name:      "foreign transaction store: an item without a key only silences its own event",
+			foreign:   true,
+			stored:    []*fifoTestItem{a1, b1},
+			deltas:    []Delta{{Added, fifoTestNoMeta{}}, {Sync, a2}, {Added, c1}, {Updated, b2}},
+			want:      []string{"update a=1 -> a=2", "add c=1 initial", "update b=1 -> b=2"},
+			wantStore: []string{"a=2", "b=2", "c=1"},
+			wantErr:   true,
 		},
 		{
 			name:      "transaction: a failing item only silences its own event",
@@ -257,6 +291,9 @@ func TestProcessDeltasInBatch(t *testing.T) {
 			}
 			if tc.plain {
 				store = ctrlTestPlainStore{store}
+			}
+			if tc.foreign {
+				store = ctrlTestForeignTxnStore{store}
 			}
 			rec := &ctrlTestRecorder{}
 			err := processDeltasInBatch(klog.Background(), rec, store, tc.deltas, true, DeletionHandlingMetaNamespaceKeyFunc)

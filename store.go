@@ -313,6 +313,20 @@ func (c *cache) Resync() error {
 // Objects are stored as given: Transaction does not apply the transformer (as in client-go,
 // whose informers pass objects their queue has transformed already).
 func (c *cache) Transaction(txns ...Transaction) *TransactionError {
+	return c.transact(txns, nil)
+}
+
+// priorObject is what a key held just before a transaction was applied to it.
+type priorObject struct {
+	obj     interface{}
+	existed bool
+}
+
+// transact is Transaction that, if prior is not nil (one entry per transaction), records in it
+// what each applied add or update replaced. processDeltasInBatch uses it to tell adds from
+// updates as the batch is stored: each key is computed once and the store locked once, where
+// a Get before the Transaction would compute every key twice and lock twice.
+func (c *cache) transact(txns []Transaction, prior []priorObject) *TransactionError {
 	keyed := make([]ThreadSafeStoreTransaction, 0, len(txns))
 	positions := make([]int, 0, len(txns))
 	var keyErrs []error // by position in txns, allocated on the first error
@@ -328,7 +342,19 @@ func (c *cache) Transaction(txns ...Transaction) *TransactionError {
 		keyed = append(keyed, ThreadSafeStoreTransaction{Transaction: txn, Key: key})
 		positions = append(positions, i)
 	}
-	applyErrs := c.storage.transaction(keyed)
+	var keyedPrior []priorObject
+	if prior != nil {
+		keyedPrior = prior
+		if keyErrs != nil {
+			keyedPrior = make([]priorObject, len(keyed))
+		}
+	}
+	applyErrs := c.storage.transaction(keyed, keyedPrior)
+	if keyErrs != nil && prior != nil {
+		for j, i := range positions {
+			prior[i] = keyedPrior[j]
+		}
+	}
 	if keyErrs == nil && applyErrs == nil {
 		return nil
 	}

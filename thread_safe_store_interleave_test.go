@@ -103,7 +103,7 @@ func TestThreadSafeStoreInterleavedChanges(t *testing.T) {
 				if errs := c.transaction([]ThreadSafeStoreTransaction{
 					{Transaction{Type: TransactionTypeAdd, Object: val("k1", "one")}, "k1"},
 					{Transaction{Type: TransactionTypeDelete}, "k0"},
-				}); errs != nil {
+				}, nil); errs != nil {
 					return errs[0]
 				}
 				return nil

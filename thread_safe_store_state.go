@@ -55,9 +55,11 @@ func cellValues(c *[]string) []string {
 
 // put stores obj with its index values under key, moving the key's index entries. vals has
 // one list per index, or is nil for an object indexed under nothing. A single-value list may
-// become an index's posting list; no list is ever written to.
-func (s *storeState) put(key string, obj interface{}, vals [][]string) {
+// become an index's posting list; no list is ever written to. It returns the object key held
+// before, if any.
+func (s *storeState) put(key string, obj interface{}, vals [][]string) (old interface{}, existed bool) {
 	if slot, ok := s.slots[key]; ok {
+		old = s.objs[slot]
 		cells := s.cellsAt(slot)
 		for i, idx := range s.indices {
 			n := indexValuesAt(vals, i)
@@ -70,7 +72,7 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 			cells[i] = idx.insertAll(n, slot)
 		}
 		s.objs[slot] = obj
-		return
+		return old, true
 	}
 	if len(s.keys) == cap(s.keys) {
 		s.grow()
@@ -81,6 +83,7 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) {
 	s.objs = append(s.objs, obj)
 	s.cells = append(s.cells, make([]*[]string, len(s.indices))...)
 	s.indexSlot(slot, vals)
+	return nil, false
 }
 
 // indexSlot records vals, one list per index (or nil), as the values of slot, which has none.

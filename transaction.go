@@ -13,7 +13,7 @@ import (
 // A transaction whose IndexFunc fails, or whose Type is unknown, is skipped (the store is left
 // as it was for that key) and reported through utilruntime.HandleError.
 func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
-	for _, err := range c.transaction(txns) {
+	for _, err := range c.transaction(txns, nil) {
 		if err != nil {
 			utilruntime.HandleError(err)
 		}
@@ -21,8 +21,10 @@ func (c *threadSafeMap) Transaction(txns ...ThreadSafeStoreTransaction) {
 }
 
 // transaction is Transaction returning, when some transactions were skipped, one entry per
-// transaction: nil for an applied one, the reason for a skipped one.
-func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) []error {
+// transaction: nil for an applied one, the reason for a skipped one. If prior is not nil (it
+// has one entry per transaction), each applied add or update records there what its key held
+// just before it (see priorObject).
+func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, prior []priorObject) []error {
 	if len(txns) == 0 {
 		return nil
 	}
@@ -80,7 +82,10 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction) []error {
 				fail(i, err)
 				continue
 			}
-			c.state.put(txn.Key, txn.Object, v)
+			old, existed := c.state.put(txn.Key, txn.Object, v)
+			if prior != nil {
+				prior[i] = priorObject{obj: old, existed: existed}
+			}
 		case TransactionTypeDelete:
 			c.state.remove(txn.Key)
 		}
