@@ -9,6 +9,11 @@ GOIMPORTS_VERSION   := v0.52.0
 # coordinator can report a spurious "context deadline exceeded" failure when the time runs out
 # (golang/go#75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME  ?= 20000x
+# MODULES are the modules nested in this repository (each with its own go.mod), which `make
+# lint` staticchecks as well as the root module. test/integration/servers is left out: it only
+# wraps the kube-apiserver and etcd mains, and checking it type-checks all of Kubernetes.
+MODULES   := clientgo sharding examples/clientgo examples/controller-runtime examples/sharded \
+	bench bench/priorityqueue test/compat test/integration
 BENCHTIME ?= 1s
 
 .PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean
@@ -27,6 +32,7 @@ lint: tools
 	@out="$$($(BIN)/goimports -l -local github.com/kcache/cache $$(git ls-files '*.go'))"; \
 	if [ -n "$$out" ]; then echo "goimports would change:"; echo "$$out"; exit 1; fi
 	$(BIN)/staticcheck $(PKGS)
+	@set -e; for m in $(MODULES); do echo "staticcheck: $$m"; (cd $$m && $(BIN)/staticcheck ./...); done
 
 ## fmt: rewrite files with goimports.
 fmt: tools
