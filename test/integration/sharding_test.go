@@ -170,6 +170,8 @@ func TestShardingHandOver(t *testing.T) {
 		<-writerDone
 	}
 	created := func() int { return len(listCMs()) }
+	// The writer touches the "cm-" config maps made at the start; n grows later, with the burst's.
+	touchable := n
 	go func() {
 		defer close(writerDone)
 		tick := time.NewTicker(20 * time.Millisecond)
@@ -181,7 +183,7 @@ func TestShardingHandOver(t *testing.T) {
 			case <-tick.C:
 			}
 			if c := created(); c > 0 {
-				name := fmt.Sprintf("cm-%05d", rand.IntN(min(c, n)))
+				name := fmt.Sprintf("cm-%05d", rand.IntN(min(c, touchable)))
 				patch := fmt.Sprintf(`{"metadata":{"annotations":{"touched":"%d"}}}`, i)
 				_, _ = client.CoreV1().ConfigMaps(ns).Patch(ctx, name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
 			}
