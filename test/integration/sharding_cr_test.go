@@ -3,8 +3,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,31 +93,10 @@ func (e *shardingEnv) startControllerRuntimeReplica(ctx context.Context, name st
 		return len(cms.Items), len(secrets.Items)
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	r.cancel = cancel
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(r.runDone)
-		r.runErr = shard.Run(ctx)
-	})
-	wg.Go(func() {
-		select {
-		case <-shard.Ready():
-		case <-ctx.Done():
-			return
-		}
+	e.run(ctx, r, shard, func(ctx context.Context) {
 		if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("manager of %s: %v", name, err)
 		}
-	})
-	go func() {
-		wg.Wait()
-		close(r.done)
-	}()
-	select {
-	case <-shard.Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatalf("replica %s did not get its lease", name)
-	}
+	}, nil)
 	return r
 }

@@ -224,19 +224,7 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 		})
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	r.cancel = cancel
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(r.runDone)
-		r.runErr = shard.Run(ctx)
-	})
-	wg.Go(func() {
-		select {
-		case <-shard.Ready():
-		case <-ctx.Done():
-			return
-		}
+	e.run(ctx, r, shard, func(ctx context.Context) {
 		factory.StartWithContext(ctx)
 		var workers sync.WaitGroup
 		for range reconcileWorkers {
@@ -265,18 +253,42 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 		<-ctx.Done()
 		queue.ShutDown()
 		workers.Wait()
+	}, factory.Shutdown)
+	return r
+}
+
+// run starts replica r: shard's Run and, once the shard holds its lease, start, which returns
+// when its context ends. When both have returned, cleanup (if not nil) runs and r.done is
+// closed. run returns once the shard holds its lease; r.cancel stops everything.
+func (e *shardingEnv) run(ctx context.Context, r *replica, shard *sharding.Shard, start func(ctx context.Context), cleanup func()) {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	r.cancel = cancel
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(r.runDone)
+		r.runErr = shard.Run(ctx)
+	})
+	wg.Go(func() {
+		select {
+		case <-shard.Ready():
+		case <-ctx.Done():
+			return
+		}
+		start(ctx)
 	})
 	go func() {
 		wg.Wait()
-		factory.Shutdown()
+		if cleanup != nil {
+			cleanup()
+		}
 		close(r.done)
 	}()
 	select {
 	case <-shard.Ready():
 	case <-time.After(30 * time.Second):
-		t.Fatalf("replica %s did not get its lease", name)
+		e.t.Fatalf("replica %s did not get its lease", r.name)
 	}
-	return r
 }
 
 // newShard builds r's Shard and a client, both over r's cuttable path.
