@@ -3,6 +3,7 @@ package workqueue
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -34,7 +35,9 @@ type TypedDelayingQueueConfig[T comparable] struct {
 	// Defaults to klog.Background().
 	Logger *klog.Logger
 
-	// Name is the queue's name in metrics. Metrics are only recorded for named queues.
+	// Name is the queue's name in metrics and in Queues. Metrics are only recorded for named
+	// queues, unless the provider is an ExtendedMetricsProvider. Defaults to a name derived
+	// from the function that creates the queue (see Queues).
 	Name string
 
 	// MetricsProvider creates the queue's metrics. Defaults to the provider set with
@@ -107,6 +110,10 @@ func TypedNewDelayingQueue[T comparable]() TypedDelayingInterface[T] {
 // arrives, so it needs no periodic heartbeat. ShutDown and ShutDownWithDrain stop it before
 // they return; items still waiting are dropped.
 func NewTypedDelayingQueueWithConfig[T comparable](config TypedDelayingQueueConfig[T]) TypedDelayingInterface[T] {
+	return newDelaying(config, resolveName(config.Name))
+}
+
+func newDelaying[T comparable](config TypedDelayingQueueConfig[T], name queueName) TypedDelayingInterface[T] {
 	logger := klog.Background()
 	if config.Logger != nil {
 		logger = *config.Logger
@@ -115,21 +122,23 @@ func NewTypedDelayingQueueWithConfig[T comparable](config TypedDelayingQueueConf
 		config.Clock = clock.RealClock{}
 	}
 	if config.Queue == nil {
-		config.Queue = NewTypedWithConfig(TypedQueueConfig[T]{
-			Name:            config.Name,
+		config.Queue = newTyped(TypedQueueConfig[T]{
 			MetricsProvider: config.MetricsProvider,
 			Clock:           config.Clock,
-		})
+		}, name, unfinishedWorkUpdatePeriod)
 	}
 	q := &delayingType[T]{
 		TypedInterface: config.Queue,
 		clock:          config.Clock,
-		retries:        newRetryMetrics(config.Name, config.MetricsProvider),
+		retries:        newRetryMetrics(name, config.MetricsProvider),
 		base:           config.Clock.Now(),
 		waiting:        newWaitingSet[T](),
 		wake:           make(chan struct{}, 1),
 		stopCh:         make(chan struct{}),
 		loopDone:       make(chan struct{}),
+	}
+	if typed, ok := config.Queue.(*Typed[T]); ok {
+		typed.setDelaying(q)
 	}
 	go q.waitingLoop(logger)
 	return q
@@ -139,9 +148,10 @@ func NewTypedDelayingQueueWithConfig[T comparable](config TypedDelayingQueueConf
 type delayingType[T comparable] struct {
 	TypedInterface[T]
 
-	clock   clock.Clock
-	retries *retryMetrics
-	base    time.Time // due times are nanoseconds since base
+	clock      clock.Clock
+	retries    *retryMetrics
+	retryCount atomic.Int64 // for Queues
+	base       time.Time    // due times are nanoseconds since base
 
 	// mu guards the fields below.
 	mu      sync.Mutex
@@ -163,6 +173,7 @@ func (q *delayingType[T]) AddAfter(item T, duration time.Duration) {
 		return
 	}
 	q.retries.retry()
+	q.retryCount.Add(1)
 	if duration <= 0 {
 		q.Add(item)
 		return
@@ -192,6 +203,16 @@ func (q *delayingType[T]) ShutDown() {
 func (q *delayingType[T]) ShutDownWithDrain() {
 	q.stop()
 	q.TypedInterface.ShutDownWithDrain()
+}
+
+// delayCounts returns the number of items waiting for their delay and of AddAfter calls.
+func (q *delayingType[T]) delayCounts() (delayed int, retries int64) {
+	q.mu.Lock()
+	if q.waiting != nil {
+		delayed = q.waiting.len()
+	}
+	q.mu.Unlock()
+	return delayed, q.retryCount.Load()
 }
 
 func (q *delayingType[T]) stop() {

@@ -32,6 +32,10 @@
 // ShutDownWithDrain stops that goroutine at once, Done of an item that is not being processed
 // is ignored, and the queue gives back the memory of a burst once it has drained.
 //
+// Queues lists every live queue with its counts, for a debug page or an exporter; a queue
+// created without a name is listed, and measured by an ExtendedMetricsProvider, under a
+// default name derived from the function that created it (kcache extension).
+//
 // Time is read from an injectable k8s.io/utils/clock clock (Clock in each config), so tests can
 // drive delays with a fake clock.
 package workqueue

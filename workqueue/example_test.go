@@ -103,3 +103,21 @@ func ExampleParallelizeUntil() {
 	fmt.Println(sum.Load())
 	// Output: 4950
 }
+
+// Queues lists every live queue with its counts: what a debug page or a metrics exporter
+// reads. A queue created without a name is listed under a default one.
+func ExampleQueues() {
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "widgets"})
+	defer q.ShutDown()
+	q.Add("default/a")
+	q.Add("default/b")
+	q.AddAfter("default/c", time.Hour)
+
+	for _, s := range workqueue.Queues() {
+		if s.Name == "widgets" {
+			fmt.Printf("%s: %d waiting, %d delayed, %d adds, %d retries\n", s.Name, s.Depth, s.Delayed, s.Adds, s.Retries)
+		}
+	}
+	// Output: widgets: 2 waiting, 1 delayed, 2 adds, 1 retries
+}

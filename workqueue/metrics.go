@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -57,6 +58,20 @@ type MetricsProvider interface {
 	NewLongestRunningProcessorSecondsMetric(name string) SettableGaugeMetric
 	// NewRetriesMetric: the number of AddAfter calls (and so AddRateLimited calls).
 	NewRetriesMetric(name string) CounterMetric
+}
+
+// ExtendedMetricsProvider is a MetricsProvider that also measures what client-go's does not.
+// A provider that implements it, given to a queue or to SetProvider, gets for every queue one
+// more gauge, and gets queues created without a name too, under their default names (see
+// Queues); a plain MetricsProvider, as in client-go, measures named queues only.
+//
+// kcache extension.
+type ExtendedMetricsProvider interface {
+	MetricsProvider
+	// NewOldestWaitingSecondsMetric: the seconds since the first add of the item that has
+	// waited longest to be taken (0 when none waits), refreshed every 500ms with the
+	// unfinished-work gauges. Each refresh costs O(items waiting), under the queue's lock.
+	NewOldestWaitingSecondsMetric(name string) SettableGaugeMetric
 }
 
 type noopMetric struct{}
@@ -120,6 +135,7 @@ type queueMetrics[T comparable] struct {
 	workDuration   HistogramMetric
 	unfinishedWork SettableGaugeMetric
 	longestRunning SettableGaugeMetric
+	oldestWaiting  SettableGaugeMetric // nil unless the provider is an ExtendedMetricsProvider
 
 	// addTimes holds when each dirty item was first added since its last Get, in nanoseconds
 	// since base (8 bytes instead of a time.Time's 24: a burst of adds can be large). started
@@ -130,11 +146,23 @@ type queueMetrics[T comparable] struct {
 	started      map[T]time.Time
 }
 
-func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Clock) *queueMetrics[T] {
-	if name == "" || mp == (noopMetricsProvider{}) {
+// measured reports whether a queue named qn records metrics with mp: a named queue with any
+// provider but the default one, an unnamed queue with an ExtendedMetricsProvider.
+func measured(mp MetricsProvider, qn queueName) (ext ExtendedMetricsProvider, ok bool) {
+	if mp == (noopMetricsProvider{}) {
+		return nil, false
+	}
+	ext, isExt := mp.(ExtendedMetricsProvider)
+	return ext, qn.given || isExt
+}
+
+func newQueueMetrics[T comparable](mp MetricsProvider, qn queueName, c clock.Clock) *queueMetrics[T] {
+	ext, ok := measured(mp, qn)
+	if !ok {
 		return nil
 	}
-	return &queueMetrics[T]{
+	name := qn.name
+	m := &queueMetrics[T]{
 		clock:          c,
 		depth:          mp.NewDepthMetric(name),
 		adds:           mp.NewAddsMetric(name),
@@ -146,6 +174,10 @@ func newQueueMetrics[T comparable](mp MetricsProvider, name string, c clock.Cloc
 		addTimes:       make(map[T]int64),
 		started:        make(map[T]time.Time),
 	}
+	if ext != nil {
+		m.oldestWaiting = ext.NewOldestWaitingSecondsMetric(name)
+	}
+	return m
 }
 
 // add counts an Add that made item dirty.
@@ -195,14 +227,36 @@ func (m *queueMetrics[T]) updateUnfinishedWork() {
 	if m == nil {
 		return
 	}
-	var total, oldest float64
-	for _, start := range m.started {
-		age := m.clock.Since(start).Seconds()
-		total += age
-		oldest = max(oldest, age)
+	total, longest := m.unfinished()
+	m.unfinishedWork.Set(total.Seconds())
+	m.longestRunning.Set(longest.Seconds())
+	if m.oldestWaiting != nil {
+		m.oldestWaiting.Set(m.oldestWaitingAge().Seconds())
 	}
-	m.unfinishedWork.Set(total)
-	m.longestRunning.Set(oldest)
+}
+
+// unfinished returns the sum of the ages of the items being processed and the largest of
+// them. O(items being processed).
+func (m *queueMetrics[T]) unfinished() (total, longest time.Duration) {
+	for _, start := range m.started {
+		age := m.clock.Since(start)
+		total += age
+		longest = max(longest, age)
+	}
+	return total, longest
+}
+
+// oldestWaitingAge returns the time since the first add of the item waiting longest, or 0.
+// O(items waiting).
+func (m *queueMetrics[T]) oldestWaitingAge() time.Duration {
+	if len(m.addTimes) == 0 {
+		return 0
+	}
+	first := int64(math.MaxInt64)
+	for _, added := range m.addTimes {
+		first = min(first, added)
+	}
+	return max(0, m.clock.Since(m.base)-time.Duration(first))
 }
 
 // retryMetrics counts AddAfter calls of one named delaying queue. A nil *retryMetrics
@@ -211,17 +265,14 @@ type retryMetrics struct {
 	retries CounterMetric
 }
 
-func newRetryMetrics(name string, mp MetricsProvider) *retryMetrics {
-	if name == "" {
-		return nil
-	}
+func newRetryMetrics(qn queueName, mp MetricsProvider) *retryMetrics {
 	if mp == nil {
 		mp = globalProvider()
 	}
-	if mp == (noopMetricsProvider{}) {
+	if _, ok := measured(mp, qn); !ok {
 		return nil
 	}
-	return &retryMetrics{retries: mp.NewRetriesMetric(name)}
+	return &retryMetrics{retries: mp.NewRetriesMetric(qn.name)}
 }
 
 func (m *retryMetrics) retry() {

@@ -316,7 +316,7 @@ func TestMetricsCalledOneAtATime(t *testing.T) {
 			if locked {
 				cfg.Queue = &intFIFO{}
 			}
-			q := newTyped(cfg, time.Millisecond)
+			q := newTyped(cfg, resolveName(cfg.Name), time.Millisecond)
 			checkInvariants(t, q, 1, 4, 4, 16, 2000, 20)
 			q.ShutDown() // stops the gauge refresh before the fields are read
 			if p.depth.value != 0 {

@@ -63,7 +63,9 @@ type QueueConfig = TypedQueueConfig[any]
 
 // TypedQueueConfig configures a Typed queue. The zero value is a valid configuration.
 type TypedQueueConfig[T comparable] struct {
-	// Name is the queue's name in metrics. Metrics are only recorded for named queues.
+	// Name is the queue's name in metrics and in Queues. Metrics are only recorded for named
+	// queues, unless the provider is an ExtendedMetricsProvider. Defaults to a name derived
+	// from the function that creates the queue (see Queues).
 	Name string
 
 	// MetricsProvider creates the queue's metrics. Defaults to the provider set with
@@ -112,14 +114,14 @@ func NewTyped[T comparable]() *Typed[T] {
 // provider runs one goroutine that updates the unfinished-work gauges; ShutDown or
 // ShutDownWithDrain stops it.
 func NewTypedWithConfig[T comparable](config TypedQueueConfig[T]) *Typed[T] {
-	return newTyped(config, unfinishedWorkUpdatePeriod)
+	return newTyped(config, resolveName(config.Name), unfinishedWorkUpdatePeriod)
 }
 
 // unfinishedWorkUpdatePeriod is how often the unfinished-work and longest-running gauges are
 // refreshed, as in client-go.
 const unfinishedWorkUpdatePeriod = 500 * time.Millisecond
 
-func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Duration) *Typed[T] {
+func newTyped[T comparable](config TypedQueueConfig[T], name queueName, updatePeriod time.Duration) *Typed[T] {
 	provider := config.MetricsProvider
 	if provider == nil {
 		provider = globalProvider()
@@ -133,11 +135,13 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	q := &Typed[T]{
 		queue:   config.Queue,
 		clock:   config.Clock,
-		metrics: newQueueMetrics[T](provider, config.Name, config.Clock),
+		name:    name,
+		metrics: newQueueMetrics[T](provider, name, config.Clock),
 		items:   make(map[T]itemState),
 		stopCh:  make(chan struct{}),
 	}
 	q.cond = sync.NewCond(&q.mu)
+	q.regID = register(q)
 	if q.metrics != nil {
 		q.wg.Add(1)
 		go q.updateUnfinishedWorkLoop(updatePeriod)
@@ -168,7 +172,9 @@ const (
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	clock   clock.WithTicker
+	name    queueName
 	metrics *queueMetrics[T] // nil when nothing is recorded
+	regID   uint64           // in the registry of Queues
 
 	// mu guards the fields below, the Queue and the metrics.
 	mu   sync.Mutex
@@ -179,6 +185,8 @@ type Typed[T comparable] struct {
 	processing   int       // items in stateProcessing or stateAgain
 	shuttingDown bool
 	drained      chan struct{} // closed when processing reaches 0 during a drain
+	adds         int64         // adds that made an item dirty, for Queues
+	delaying     delayStatus   // the delaying queue feeding this one, if any
 
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -202,11 +210,13 @@ func (q *Typed[T]) Add(item T) {
 		return
 	case stateProcessing:
 		q.items[item] = stateAgain // its Done queues it
+		q.adds++
 		q.metrics.add(item)
 		return
 	}
 	q.items[item] = stateWaiting
 	q.itemsSize.grew(len(q.items))
+	q.adds++
 	q.metrics.add(item)
 	q.queue.Push(item)
 	q.cond.Signal()
@@ -303,8 +313,8 @@ func (z *burstSize) emptied() (reallocate bool) {
 
 // ShutDown makes the queue ignore new items. Workers keep getting the items that are still
 // waiting; then Get returns shutdown == true. ShutDown ends a ShutDownWithDrain that is
-// waiting, and returns after the queue's metrics goroutine, if any, has stopped. It may be
-// called more than once.
+// waiting, and returns after the queue's metrics goroutine, if any, has stopped. The queue
+// leaves Queues. It may be called more than once.
 func (q *Typed[T]) ShutDown() {
 	q.mu.Lock()
 	q.shutDownLocked()
@@ -352,8 +362,41 @@ func (q *Typed[T]) shutDownLocked() {
 }
 
 func (q *Typed[T]) stopBackground() {
-	q.stopOnce.Do(func() { close(q.stopCh) })
+	q.stopOnce.Do(func() {
+		close(q.stopCh)
+		unregister(q.regID)
+	})
 	q.wg.Wait()
+}
+
+// status returns the queue's entry in Queues.
+func (q *Typed[T]) status() QueueStatus {
+	q.mu.Lock()
+	s := QueueStatus{
+		Name:       q.name.name,
+		Named:      q.name.given,
+		Depth:      q.queue.Len(),
+		Adds:       q.adds,
+		Processing: q.processing,
+	}
+	if q.metrics != nil {
+		s.Timed = true
+		s.UnfinishedWork, s.LongestRunning = q.metrics.unfinished()
+		s.OldestWaiting = q.metrics.oldestWaitingAge()
+	}
+	delaying := q.delaying
+	q.mu.Unlock()
+	if delaying != nil {
+		s.Delayed, s.Retries = delaying.delayCounts()
+	}
+	return s
+}
+
+// setDelaying records the delaying queue that feeds q, for Queues.
+func (q *Typed[T]) setDelaying(d delayStatus) {
+	q.mu.Lock()
+	q.delaying = d
+	q.mu.Unlock()
 }
 
 // shrinkThreshold is the size above which an emptied map or buffer is reallocated.

@@ -31,7 +31,9 @@ type RateLimitingQueueConfig = TypedRateLimitingQueueConfig[any]
 // TypedRateLimitingQueueConfig configures a rate-limited queue. The zero value is a valid
 // configuration.
 type TypedRateLimitingQueueConfig[T comparable] struct {
-	// Name is the queue's name in metrics. Metrics are only recorded for named queues.
+	// Name is the queue's name in metrics and in Queues. Metrics are only recorded for named
+	// queues, unless the provider is an ExtendedMetricsProvider. Defaults to a name derived
+	// from the function that creates the queue (see Queues).
 	Name string
 
 	// MetricsProvider creates the queue's metrics. Defaults to the provider set with
@@ -89,11 +91,10 @@ func NewTypedRateLimitingQueueWithConfig[T comparable](rateLimiter TypedRateLimi
 		config.Clock = clock.RealClock{}
 	}
 	if config.DelayingQueue == nil {
-		config.DelayingQueue = NewTypedDelayingQueueWithConfig(TypedDelayingQueueConfig[T]{
-			Name:            config.Name,
+		config.DelayingQueue = newDelaying(TypedDelayingQueueConfig[T]{
 			MetricsProvider: config.MetricsProvider,
 			Clock:           config.Clock,
-		})
+		}, resolveName(config.Name))
 	}
 	return &rateLimitingType[T]{
 		TypedDelayingInterface: config.DelayingQueue,
