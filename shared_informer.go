@@ -271,6 +271,10 @@ type sharedIndexInformer struct {
 	// synced is closed once the controller has synced.
 	synced chan struct{}
 
+	// resourceVersions tracks the newest resource version processed into indexer, for
+	// WaitForResourceVersion.
+	resourceVersions resourceVersionTracker
+
 	// blockDeltas is held while deltas are applied and distributed, and while a late handler
 	// takes its snapshot of the cache, so that it sees each change exactly once.
 	blockDeltas sync.Mutex
@@ -288,7 +292,10 @@ type sharedIndexInformer struct {
 	transform         TransformFunc
 }
 
-var _ SharedIndexInformer = &sharedIndexInformer{}
+var (
+	_ SharedIndexInformer   = &sharedIndexInformer{}
+	_ ResourceVersionWaiter = &sharedIndexInformer{}
+)
 
 // errInformerStarted is returned by setters called after the informer started.
 var errInformerStarted = errors.New("informer has already started")
@@ -362,6 +369,7 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		s.startedMu.Lock()
 		defer s.startedMu.Unlock()
 		s.stopped = true // no new handlers from now on
+		s.resourceVersions.stop()
 	}()
 	controller.RunWithContext(ctx)
 }
@@ -437,6 +445,16 @@ func (s *sharedIndexInformer) LastSyncResourceVersion() string {
 		return ""
 	}
 	return s.controller.LastSyncResourceVersion()
+}
+
+// LastProcessedResourceVersion implements ResourceVersionWaiter.
+func (s *sharedIndexInformer) LastProcessedResourceVersion() string {
+	return s.resourceVersions.lastProcessed()
+}
+
+// WaitForResourceVersion implements ResourceVersionWaiter.
+func (s *sharedIndexInformer) WaitForResourceVersion(ctx context.Context, rv string) error {
+	return s.resourceVersions.wait(ctx, rv)
 }
 
 // GetStore implements SharedInformer.

@@ -117,7 +117,8 @@ func (s *sharedIndexInformer) RemoveEventHandler(handle ResourceEventHandlerRegi
 	return s.processor.removeListener(handle)
 }
 
-// handleDeltas applies one item popped from the FIFO.
+// handleDeltas applies one item popped from the FIFO and, once it is stored, records its
+// resource version as processed (an item that fails is not recorded).
 func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
@@ -125,14 +126,23 @@ func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, 
 	if !ok {
 		return errors.New("object given as Process argument is not Deltas")
 	}
-	return processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+	if err := processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
+		return err
+	}
+	s.resourceVersions.advance(deltasResourceVersion(deltas))
+	return nil
 }
 
-// handleBatchDeltas applies a batch popped from the FIFO.
+// handleBatchDeltas applies a batch popped from the FIFO and, once it is stored, records its
+// resource version as processed (a batch that fails is not recorded).
 func (s *sharedIndexInformer) handleBatchDeltas(logger klog.Logger, deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	return processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc)
+	if err := processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
+		return err
+	}
+	s.resourceVersions.advance(deltasResourceVersion(deltas))
+	return nil
 }
 
 // OnAdd distributes an add. processDeltas calls it under blockDeltas; it runs no user code.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -50,6 +51,21 @@ func NewTypedSharedIndexInformer[T Object](informer SharedIndexInformer) TypedSh
 // typedSharedIndexInformer implements TypedSharedIndexInformer on top of a SharedIndexInformer.
 type typedSharedIndexInformer[T Object] struct {
 	SharedIndexInformer
+}
+
+// LastProcessedResourceVersion implements ResourceVersionWaiter: the informer's, or "" if it
+// does not implement ResourceVersionWaiter.
+func (s *typedSharedIndexInformer[T]) LastProcessedResourceVersion() string {
+	if w, ok := s.SharedIndexInformer.(ResourceVersionWaiter); ok {
+		return w.LastProcessedResourceVersion()
+	}
+	return ""
+}
+
+// WaitForResourceVersion implements ResourceVersionWaiter: the informer's, or
+// ErrResourceVersionWaitUnsupported if it does not implement ResourceVersionWaiter.
+func (s *typedSharedIndexInformer[T]) WaitForResourceVersion(ctx context.Context, rv string) error {
+	return WaitForResourceVersion(ctx, s.SharedIndexInformer, rv)
 }
 
 // AddTypedEventHandler implements TypedSharedIndexInformer.
