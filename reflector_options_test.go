@@ -134,11 +134,11 @@ func TestReflectorNameHelpers(t *testing.T) {
 		{"github.com/kcache/cache/informers.(*sharedInformerFactory).StartWithContext.func1", "/home/me/kcache/informers/factory.go",
 			"github.com/kcache/cache/informers/factory.go:7"},
 		{"example.com/app/ctrl.New", "/root/go/pkg/mod/example.com/app@v1.2.3/ctrl/ctrl.go", "example.com/app/ctrl/ctrl.go:7"},
-		{"example.com/lib.Run[...]", "/work/app/vendor/example.com/lib/x.go", "example.com/lib/x.go:7"},
+		{"example.com/lib.Run[...]", "/srv/app/vendor/example.com/lib/x.go", "example.com/lib/x.go:7"},
 		{"gopkg.in/yaml%2ev3.(*decoder).unmarshal", "/root/go/pkg/mod/gopkg.in/yaml.v3@v3.0.1/decode.go", "gopkg.in/yaml.v3/decode.go:7"},
 		// Package main has no import path in function names: the path, trimmed as client-go does.
 		{"main.main", "/home/me/go/src/example.com/app/main.go", "example.com/app/main.go:7"},
-		{"main.main", "/work/app/main.go", "/work/app/main.go:7"},
+		{"main.main", "/srv/app/main.go", "/srv/app/main.go:7"},
 		{"", "/root/go/pkg/mod/example.com/app@v1.2.3/main.go", "example.com/app@v1.2.3/main.go:7"},
 	}
 	for _, tc := range files {

@@ -122,8 +122,8 @@ func WithTransformer(transformer TransformFunc) StoreOption {
 
 // WithStoreMetrics makes the store publish its latest resource version under identifier
 // (nothing is published unless identifier is Reserved). A nil metrics means the provider set
-// with SetInformerMetricsProvider; client-go v0.36.3 published nothing in that case, a bug
-// fixed here as it was fixed upstream later.
+// with SetInformerMetricsProvider, as in client-go v0.37 (v0.36 published nothing in that
+// case).
 func WithStoreMetrics(identifier InformerNameAndResource, metrics InformerMetricsProvider) StoreOption {
 	return func(c *cache) {
 		c.identifier = identifier

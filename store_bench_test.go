@@ -12,7 +12,7 @@ import (
 )
 
 // The storage benchmarks use only the exported API, so that the same bodies run against
-// client-go by swapping the import (see the report in the storage issue).
+// client-go by swapping the import (bench/ holds the side-by-side comparison).
 
 // storeBenchKeys is the number of distinct objects, spread over storeBenchNamespaces.
 const (

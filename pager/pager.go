@@ -1,5 +1,5 @@
 // Package pager breaks large LIST requests into pages, the way k8s.io/client-go/tools/pager
-// does, and is source-compatible with it (v0.36.3).
+// does, and is source-compatible with it (v0.37.2).
 //
 // A [ListPager] asks its [ListPageFunc] for pages of at most PageSize items, following the
 // server's continue tokens. [ListPager.List] gathers the pages into one list;

@@ -23,7 +23,7 @@
 //	widgets := informers.ForResource(factory, widgetsGVR, dynamicClient.Resource(widgetsGVR).Namespace)
 //	gate := shard.Gate(widgetsGVR, widgets.Informer().GetIndexer().GetByKey)
 //	// in each worker, for each key from the workqueue:
-//	err := gate.Do(ctx, key, func(ctx context.Context) error { return reconcile(ctx, key) })
+//	err = gate.Do(ctx, key, func(ctx context.Context) error { return reconcile(ctx, key) })
 //
 // The pure core — Assign, the key functions, Ring, Decide — has no goroutine or clock of its
 // own. SHARDING.md describes the protocol, its guarantees and their assumptions.

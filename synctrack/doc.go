@@ -14,6 +14,6 @@
 // to cache.WaitFor, and both report HasSynced without blocking. Lazy caches a computed value
 // until told that its inputs changed.
 //
-// This mirrors k8s.io/client-go/tools/cache/synctrack of v0.36.3, including its method API:
+// This mirrors k8s.io/client-go/tools/cache/synctrack of v0.37.2, including its method API:
 // UpstreamHasSynced is a method that the owner calls once the upstream is synced.
 package synctrack

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The declarations below spell out, by hand, the signature client-go v0.36.3 gives each
+// The declarations below spell out, by hand, the signature client-go v0.37.2 gives each
 // exported identifier of k8s.io/client-go/util/workqueue. They fail to compile if ours
 // differ, which is what source compatibility needs.
 

@@ -50,7 +50,7 @@ func TestItemExponentialFailureRateLimiter(t *testing.T) {
 	}
 }
 
-// clientGoBackoff is the formula client-go v0.36.3 uses, for comparison.
+// clientGoBackoff is the formula client-go v0.37.2 uses, for comparison.
 func clientGoBackoff(base, maxDelay time.Duration, exp int) time.Duration {
 	backoff := float64(base.Nanoseconds()) * math.Pow(2, float64(exp))
 	if backoff > math.MaxInt64 {

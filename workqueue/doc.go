@@ -1,6 +1,6 @@
 // Package workqueue provides the work queues controllers use to process keys: a plain queue,
 // a delaying queue that adds items after a delay, and a rate-limited queue that asks a rate
-// limiter for that delay. It is source-compatible with k8s.io/client-go/util/workqueue v0.36.3.
+// limiter for that delay. It is source-compatible with k8s.io/client-go/util/workqueue v0.37.2.
 //
 // Every queue is:
 //   - Fair: items are handed out in the order they were added (or in the order of a custom

@@ -168,7 +168,7 @@ const (
 // controller's reconcile takes a thousand times longer than a queue operation, so the queue
 // is built to be easy to check rather than to spread over CPUs: a sharded version with a
 // lock-free path for hot items measured no better on a realistic controller workload
-// (BENCHMARKS.md, issue 28).
+// (BENCHMARKS.md, "Workqueue").
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	clock   clock.WithTicker

@@ -1,5 +1,5 @@
 // Package features holds the feature gates that change the cache stack's behaviour, with the
-// defaults of client-go v0.36.3.
+// defaults of client-go v0.37.2.
 //
 // Like client-go, the gates are read once per process from environment variables named
 // KUBE_FEATURE_<Name> (for example KUBE_FEATURE_WatchListClient=false). A value that
@@ -45,7 +45,7 @@ type spec struct {
 	locked bool
 }
 
-// known holds client-go v0.36.3's defaults.
+// known holds client-go v0.37.2's defaults.
 var known = map[Feature]spec{
 	WatchListClient:              {def: true},
 	AtomicFIFO:                   {def: true},

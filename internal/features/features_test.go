@@ -14,7 +14,7 @@ func TestDefaultsMatchClientGo(t *testing.T) {
 	for _, f := range []Feature{WatchListClient, AtomicFIFO, UnlockWhileProcessingFIFO,
 		InOrderInformersBatchProcess, InOrderInformers, InformerResourceVersion} {
 		if !known[f].def {
-			t.Errorf("%s: default off, client-go v0.36.3 has it on", f)
+			t.Errorf("%s: default off, client-go v0.37.2 has it on", f)
 		}
 	}
 	if Enabled("NoSuchFeature") {
