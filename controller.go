@@ -74,6 +74,10 @@ type Config struct {
 	//
 	// This field is a kcache addition; client-go's Config does not have it.
 	ProcessErrorHandler ProcessErrorHandler
+
+	// reflectorStatus, when set (by an informer), receives the Reflector's reports for
+	// InformerStatuses.
+	reflectorStatus *reflectorStatus
 }
 
 // ShouldResyncFunc tells a Reflector whether to resync its store now. A shared informer uses
@@ -151,6 +155,7 @@ func (c *controller) RunWithContext(ctx context.Context) {
 		Clock:           c.clock,
 	})
 	r.ShouldResync = c.config.ShouldResync
+	r.status = c.config.reflectorStatus
 	r.WatchListPageSize = c.config.WatchListPageSize
 	if h := c.config.WatchErrorHandler; h != nil {
 		r.watchErrorHandler = func(_ context.Context, r *Reflector, err error) { h(r, err) }

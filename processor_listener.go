@@ -155,11 +155,14 @@ type processorListener struct {
 	nextPanicLog   time.Time
 	unloggedPanics int
 
-	// mu guards pending, closed and running.
+	// mu guards pending, closed, running and stats (see listenerStats).
 	mu      sync.Mutex
 	pending notificationBuffer
 	closed  bool
 	running bool
+	stats   listenerStats
+	// added orders the listeners of a processor; set by addListener under the processor's lock.
+	added uint64
 
 	// requestedResyncPeriod is the period the handler asked for (after the 1s floor and, for a
 	// handler added to a running informer, the check-period floor). It never changes.
@@ -242,15 +245,20 @@ func (p *processorListener) onDeliveryGoroutine() bool {
 // add queues n for the handler. It never blocks on the handler; after close it does nothing.
 // An initial-list add is counted by the sync tracker before it is queued.
 func (p *processorListener) add(n notification) {
+	p.addAt(n, time.Time{})
+}
+
+// addAt is add for a notification queued at at (zero when EnableInformerTiming is off).
+func (p *processorListener) addAt(n notification, at time.Time) {
 	if n.isInitialAdd() {
 		p.syncTracker.Start()
 	}
-	p.enqueue(n, nil, false)
+	p.enqueue(n, nil, false, at)
 }
 
 // addRun queues an add of each of objs, in order, all with isInInitialList initial, as add
 // would one by one; objs must not change afterwards (see notificationBuffer.PushRun).
-func (p *processorListener) addRun(objs []interface{}, initial bool) {
+func (p *processorListener) addRun(objs []interface{}, initial bool, at time.Time) {
 	if len(objs) == 0 {
 		return
 	}
@@ -259,12 +267,13 @@ func (p *processorListener) addRun(objs []interface{}, initial bool) {
 			p.syncTracker.Start()
 		}
 	}
-	p.enqueue(notification{}, objs, initial)
+	p.enqueue(notification{}, objs, initial, at)
 }
 
 // enqueue pushes n, or, if run is not nil, the adds of run's objects with isInInitialList
-// initial, and wakes the delivery goroutine if the buffer was empty.
-func (p *processorListener) enqueue(n notification, run []interface{}, initial bool) {
+// initial, and wakes the delivery goroutine if the buffer was empty. at is when they were
+// queued, zero when EnableInformerTiming is off.
+func (p *processorListener) enqueue(n notification, run []interface{}, initial bool, at time.Time) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -273,8 +282,10 @@ func (p *processorListener) enqueue(n notification, run []interface{}, initial b
 	wasEmpty := p.pending.Len() == 0
 	var ev coalesceEvent
 	if run != nil {
+		p.stats.pushedLocked(len(run), at)
 		ev = p.pending.PushRun(run, initial)
 	} else {
+		p.stats.pushedLocked(1, at)
 		ev = p.pending.Push(n)
 	}
 	pending := p.pending.Len()
@@ -331,8 +342,13 @@ func (p *processorListener) run() {
 	p.runGoroutine.Store(currentGoroutineID())
 	panicked := false
 	var coalescedBefore, episodeStart uint64
+	returned := false // the handler returned from a call not yet counted in stats.processed
 	for {
 		p.mu.Lock()
+		if returned {
+			p.stats.processed++
+			returned = false
+		}
 		if p.closed {
 			p.mu.Unlock()
 			return
@@ -340,6 +356,9 @@ func (p *processorListener) run() {
 		d, ok, ev := p.pending.Pop()
 		backlog := p.pending.Len()
 		coalesced := p.pending.coalescedAway
+		if ok {
+			p.stats.poppedLocked(d.call, coalesced)
+		}
 		p.mu.Unlock()
 		if ok {
 			if ev == coalesceStopped {
@@ -361,7 +380,15 @@ func (p *processorListener) run() {
 		if panicked && !p.pause() {
 			return
 		}
+		var start time.Time
+		if d.call && informerTiming.Load() {
+			start = p.clock.Now()
+		}
 		panicked = !p.deliver(d, backlog)
+		if !start.IsZero() {
+			p.stats.handlerTime.observe(p.clock.Since(start))
+		}
+		returned = d.call
 	}
 }
 
@@ -439,6 +466,7 @@ func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
 // clock. The panics in between are logged at V(4) without a stack, and the next logged one
 // says how many there were (panicsNotLogged).
 func (p *processorListener) reportContainedPanic(n notification, r interface{}) {
+	p.stats.panics.Add(1)
 	if p.metrics != nil {
 		p.metrics.panics.Inc()
 	}

@@ -66,6 +66,8 @@ type Reflector struct {
 	hasLogger bool
 
 	metrics *reflectorMetrics
+	// status, when not nil, reports to InformerStatuses (an informer's Reflector only).
+	status *reflectorStatus
 
 	// watchErrorHandler receives the error of every ListAndWatch round that failed. The
 	// informer machinery replaces it.
@@ -309,16 +311,23 @@ func (r *Reflector) ListAndWatchWithContext(ctx context.Context) error {
 	var w watch.Interface
 	if r.useWatchList {
 		var err error
+		r.status.listStarted(true)
 		w, err = r.watchList(ctx)
 		switch {
 		case err != nil:
+			r.status.watchListFellBack(err)
 			logger.V(4).Info("Data couldn't be fetched in watchlist mode. Falling back to regular list. This is expected if watchlist is not supported or disabled in kube-apiserver.", "err", err)
 		case w == nil:
 			return nil // ctx was cancelled
+		default:
+			r.status.listEnded(nil)
 		}
 	}
 	if w == nil {
-		if err := r.list(ctx); err != nil {
+		r.status.listStarted(false)
+		err := r.list(ctx)
+		r.status.listEnded(err)
+		if err != nil {
 			return err
 		}
 		if ctx.Err() != nil {

@@ -54,7 +54,9 @@ func (r *Reflector) backoffUntil(ctx context.Context, round func(context.Context
 // nextBackoff waits the next backoff delay. It returns false, at once, when ctx is cancelled
 // first.
 func (r *Reflector) nextBackoff(ctx context.Context) bool {
-	return r.sleep(ctx, r.delayHandler())
+	d := r.delayHandler()
+	r.status.backingOff(d)
+	return r.sleep(ctx, d)
 }
 
 // sleep waits d on the reflector's clock. It returns false, at once, when ctx is cancelled

@@ -143,6 +143,9 @@ func (h *watchHandler) consume(ctx context.Context, start time.Time, w watch.Int
 				return initialEventsEnd, nil
 			}
 			ticker.observeEvent()
+			if h.initialEvents {
+				r.status.listReceivedItems(1, ticker.lastEvent)
+			}
 		}
 	}
 }

@@ -174,7 +174,9 @@ func (r *Reflector) listPages(ctx context.Context, dedup relistDeduper, options 
 			_, err := res.addPage(page)
 			return res, paginated, err
 		}
+		before := len(res.items.items)
 		next, err := res.addPage(page)
+		r.status.listReceivedItems(len(res.items.items)-before, time.Time{})
 		if err != nil || next == "" {
 			return res, paginated, err
 		}

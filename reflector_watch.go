@@ -110,6 +110,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErrc cha
 				if ctx.Err() != nil {
 					return nil
 				}
+				r.status.watchFailed(err)
 				if isWatchErrorRetriable(err) {
 					logger.V(4).Info("Watch failed - backing off", "reflector", r.name, "type", r.typeDescription, "err", err)
 					if !r.nextBackoff(ctx) {
@@ -124,6 +125,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErrc cha
 			}
 		}
 
+		r.status.watchStarted()
 		h := r.newWatchHandler(r.store, false)
 		err := h.run(ctx, start, w, resyncErrc, func(rv string, pastSyntheticAdds bool) {
 			// From a watch that started at "" or "0", a resource version is only trusted once
@@ -142,6 +144,7 @@ func (r *Reflector) watch(ctx context.Context, w watch.Interface, resyncErrc cha
 		if err == nil || errors.Is(err, errorStopRequested) {
 			continue // the loop's ctx check ends it when stopping
 		}
+		r.status.watchFailed(err)
 		switch {
 		case isExpiredError(err):
 			// Not marked unavailable: a LIST at the last resource version returns data at

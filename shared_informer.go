@@ -231,7 +231,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 
 // newSharedIndexInformer is NewSharedIndexInformerWithOptions with a clock, for tests.
 func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions, clk clock.Clock) *sharedIndexInformer {
-	return &sharedIndexInformer{
+	s := &sharedIndexInformer{
 		indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers,
 			WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)),
 		processor:                       newSharedProcessor(clk),
@@ -247,6 +247,8 @@ func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, opti
 		informerMetricsProvider:         options.InformerMetricsProvider,
 		defaultHandlerMaxPending:        options.DefaultHandlerMaxPending,
 	}
+	s.status = newInformerTracker(s, options)
+	return s
 }
 
 // sharedIndexInformer is the SharedIndexInformer: a Controller (Reflector → FIFO →
@@ -262,6 +264,8 @@ type sharedIndexInformer struct {
 	clock                   clock.Clock
 	identifier              InformerNameAndResource
 	informerMetricsProvider InformerMetricsProvider
+	// status is what InformerStatuses reports; nil only for informers built by tests.
+	status *informerTracker
 
 	// defaultEventHandlerResyncPeriod is the period of handlers added without one.
 	defaultEventHandlerResyncPeriod time.Duration
@@ -347,6 +351,10 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		logger.Info("Warning: the sharedIndexInformer has started, run more than once is not allowed")
 		return
 	}
+	if s.status != nil {
+		s.status.markStarted(s.clock.Now())
+		defer s.status.markStopped()
+	}
 
 	// The processor outlives the controller: it stops only after the controller has returned,
 	// so that every change the controller applied is delivered or dropped deliberately. Its
@@ -361,6 +369,9 @@ func (s *sharedIndexInformer) RunWithContext(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-controller.HasSyncedChecker().Done():
+			if s.status != nil {
+				s.status.markSynced(s.clock.Now())
+			}
 			close(s.synced)
 			s.processor.markUpstreamSynced()
 		}
@@ -396,6 +407,9 @@ func (s *sharedIndexInformer) start(logger klog.Logger) (Controller, bool) {
 			return s.handleBatchDeltas(fifoLogger, deltas, isInInitialList)
 		},
 		WatchErrorHandlerWithContext: s.watchErrorHandler,
+	}
+	if s.status != nil {
+		cfg.reflectorStatus = &s.status.reflector
 	}
 	ctrl := New(cfg)
 	if c, ok := ctrl.(*controller); ok {

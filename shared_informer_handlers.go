@@ -106,6 +106,9 @@ func (s *sharedIndexInformer) addEventHandler(handler ResourceEventHandler, opti
 	// the handle is returned, so HasSynced cannot be true before the handler processed them.
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	if informerTiming.Load() {
+		s.processor.setStamp(s.clock.Now())
+	}
 	if !s.processor.addListener(listener, s.indexer.List()) {
 		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)
 	}
@@ -126,6 +129,7 @@ func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, 
 	if !ok {
 		return errors.New("object given as Process argument is not Deltas")
 	}
+	s.observeDeltas(len(deltas))
 	if err := processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
 		return err
 	}
@@ -138,6 +142,7 @@ func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, 
 func (s *sharedIndexInformer) handleBatchDeltas(logger klog.Logger, deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	s.observeDeltas(len(deltas))
 	if err := processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
 		return err
 	}

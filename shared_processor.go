@@ -1,8 +1,10 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +37,14 @@ type sharedProcessor struct {
 	stopped bool
 	// upstreamSynced is true once markUpstreamSynced was called.
 	upstreamSynced bool
+
+	// added counts the listeners ever added; it orders them in handlerStatuses.
+	added uint64
+
+	// stamp is when the changes being distributed were applied, zero while
+	// EnableInformerTiming is off. The informer writes it and distribute reads it under the
+	// informer's blockDeltas.
+	stamp time.Time
 }
 
 // newSharedProcessor returns an idle processor that reads time from clk.
@@ -54,7 +64,9 @@ func (p *sharedProcessor) addListener(listener *processorListener, initialObject
 		return false
 	}
 	p.listeners[listener] = true
-	listener.addRun(initialObjects, true)
+	p.added++
+	listener.added = p.added
+	listener.addRun(initialObjects, true, p.stamp)
 	if p.upstreamSynced {
 		listener.syncTracker.UpstreamHasSynced()
 	}
@@ -114,7 +126,7 @@ func (p *sharedProcessor) distributeRun(objs []interface{}, isInInitialList bool
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	for listener := range p.listeners {
-		listener.addRun(objs, isInInitialList)
+		listener.addRun(objs, isInInitialList, p.stamp)
 	}
 }
 
@@ -125,7 +137,7 @@ func (p *sharedProcessor) distribute(n notification, sync bool) {
 	defer p.mu.RUnlock()
 	for listener, syncing := range p.listeners {
 		if !sync || syncing {
-			listener.add(n)
+			listener.addAt(n, p.stamp)
 		}
 	}
 }
@@ -200,4 +212,34 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 	default:
 		return desired
 	}
+}
+
+// setStamp records when the changes about to be distributed were applied (see stamp).
+func (p *sharedProcessor) setStamp(at time.Time) {
+	p.mu.Lock()
+	p.stamp = at
+	p.mu.Unlock()
+}
+
+// handlerStatuses returns the status of every registered handler at now, in the order they
+// were added. A handler whose name an earlier one has gets "#2", "#3"… appended.
+func (p *sharedProcessor) handlerStatuses(now time.Time) []HandlerStatus {
+	p.mu.RLock()
+	listeners := make([]*processorListener, 0, len(p.listeners))
+	for l := range p.listeners {
+		listeners = append(listeners, l)
+	}
+	p.mu.RUnlock()
+	slices.SortFunc(listeners, func(a, b *processorListener) int { return cmp.Compare(a.added, b.added) })
+	out := make([]HandlerStatus, 0, len(listeners))
+	seen := map[string]int{}
+	for _, l := range listeners {
+		st := l.status(now)
+		seen[st.Name]++
+		if n := seen[st.Name]; n > 1 {
+			st.Name = fmt.Sprintf("%s#%d", st.Name, n)
+		}
+		out = append(out, st)
+	}
+	return out
 }

@@ -1,0 +1,150 @@
+package cache
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// informerTiming is true once EnableInformerTiming was called.
+var informerTiming atomic.Bool
+
+// EnableInformerTiming turns on, for every informer of the process, the two measurements that
+// read the clock per notification: the age of each handler's oldest pending notification (lag)
+// and the time spent in each handler call (HandlerStatus.HandlerTime). Until it is called both
+// read zero and cost nothing; after, they cost one clock read per batch of changes the
+// informer applies and two per handler call. The other figures of InformerStatuses are always
+// kept (they cost nothing measurable). The Prometheus module's Register and the debug page call
+// it; it cannot be turned off. Safe for concurrent use.
+//
+// kcache extension.
+func EnableInformerTiming() { informerTiming.Store(true) }
+
+// handlerTimeBounds are the upper bounds of HandlerStatus.HandlerTime's buckets.
+var handlerTimeBounds = []time.Duration{
+	10 * time.Microsecond, 100 * time.Microsecond, time.Millisecond, 10 * time.Millisecond,
+	100 * time.Millisecond, time.Second, 10 * time.Second,
+}
+
+// durationHistogram counts durations in the buckets of handlerTimeBounds (plus one for longer
+// ones). It is written by one goroutine and read by any.
+type durationHistogram struct {
+	counts [8]atomic.Uint64
+	sum    atomic.Int64 // nanoseconds
+}
+
+func (h *durationHistogram) observe(d time.Duration) {
+	i := 0
+	for i < len(handlerTimeBounds) && d > handlerTimeBounds[i] {
+		i++
+	}
+	h.counts[i].Add(1)
+	h.sum.Add(int64(d))
+}
+
+func (h *durationHistogram) snapshot() DurationHistogram {
+	out := DurationHistogram{Bounds: handlerTimeBounds, Counts: make([]uint64, len(h.counts))}
+	for i := range h.counts {
+		out.Counts[i] = h.counts[i].Load()
+		out.Count += out.Counts[i]
+	}
+	out.Sum = time.Duration(h.sum.Load())
+	return out
+}
+
+// maxLagMarks bounds the marks a listener keeps: beyond, new notifications get no mark of their
+// own and the lag reported while they are the oldest is that of an earlier mark (too high,
+// never too low).
+const maxLagMarks = 64
+
+// lagMark says that the notification numbered seq (counting every notification queued for the
+// listener) and those after it, up to the next mark, were queued at or after at.
+type lagMark struct {
+	seq uint64
+	at  time.Time
+}
+
+// lagMarks is a bounded FIFO of marks.
+type lagMarks struct {
+	buf     [maxLagMarks]lagMark
+	head, n int
+}
+
+func (m *lagMarks) at(i int) *lagMark { return &m.buf[(m.head+i)%maxLagMarks] }
+
+// listenerStats are the counters of a listener that InformerStatuses reports. The listener's
+// mu guards them, except panics and handlerTime.
+type listenerStats struct {
+	// pushed counts the notifications ever queued; consumed those popped for delivery or
+	// coalesced away; processed the handler calls that returned (or panicked).
+	pushed, consumed, processed uint64
+	// coalescedSeen is the buffer's coalescedAway when consumed was last updated.
+	coalescedSeen uint64
+	// marks date the queued notifications while EnableInformerTiming is on; nil before.
+	marks *lagMarks
+
+	panics      atomic.Uint64
+	handlerTime durationHistogram
+}
+
+// pushedLocked records that n notifications were queued at at (zero: timing is off).
+func (s *listenerStats) pushedLocked(n int, at time.Time) {
+	if !at.IsZero() {
+		if s.marks == nil {
+			s.marks = &lagMarks{}
+		}
+		m := s.marks
+		if (m.n == 0 || !m.at(m.n-1).at.Equal(at)) && m.n < maxLagMarks {
+			*m.at(m.n) = lagMark{seq: s.pushed, at: at}
+			m.n++
+		}
+	}
+	s.pushed += uint64(n)
+}
+
+// poppedLocked records a pop: called says the handler is called for it; coalescedAway is the
+// buffer's counter after the pop.
+func (s *listenerStats) poppedLocked(called bool, coalescedAway uint64) {
+	s.consumed += coalescedAway - s.coalescedSeen
+	s.coalescedSeen = coalescedAway
+	if called {
+		s.consumed++
+	}
+	if m := s.marks; m != nil {
+		for m.n > 1 && m.at(1).seq <= s.consumed {
+			m.head = (m.head + 1) % maxLagMarks
+			m.n--
+		}
+	}
+}
+
+// lagLocked returns the age at now of the oldest notification waiting, 0 if none waits or
+// none was dated.
+func (s *listenerStats) lagLocked(pending int, now time.Time) time.Duration {
+	m := s.marks
+	if pending == 0 || m == nil || m.n == 0 || m.at(0).seq > s.consumed {
+		return 0
+	}
+	if lag := now.Sub(m.at(0).at); lag > 0 {
+		return lag
+	}
+	return 0
+}
+
+// status returns the handler's status at now.
+func (p *processorListener) status(now time.Time) HandlerStatus {
+	p.mu.Lock()
+	pending := p.pending.Len()
+	st := HandlerStatus{
+		Name:               p.handlerName,
+		Pending:            pending,
+		Lag:                p.stats.lagLocked(pending, now),
+		Processed:          p.stats.processed,
+		Coalesced:          p.pending.coalescedAway,
+		CoalescingEpisodes: p.pending.episodes,
+	}
+	p.mu.Unlock()
+	st.Synced = p.HasSynced()
+	st.Panics = p.stats.panics.Load()
+	st.HandlerTime = p.stats.handlerTime.snapshot()
+	return st
+}
