@@ -8,10 +8,13 @@
 // It needs no cluster: it runs against the in-memory fake API source of
 // github.com/kcache/cache/testing, which it seeds and then changes (adds, updates, deletes,
 // and changes hidden from the watch followed by a forced relist), printing what the
-// controller sees. It exits by itself once the controller has caught up with the source.
+// controller sees. It exits by itself once the controller has caught up with the source;
+// with -debug-addr it serves kcache's debug page (package debugpage) there, at /debug/kcache/,
+// and keeps the controller running and the page serving after the summary until interrupted.
 //
 //	go run ./examples/controller
 //	go run ./examples/controller -widgets 50 -workers 4 -klog-v 4   # also show kcache's logs
+//	go run ./examples/controller -debug-addr 127.0.0.1:0            # then open the URL it prints
 package main
 
 import (
@@ -32,6 +35,7 @@ func main() {
 	widgets := flag.Int("widgets", 12, "number of widgets to seed the fake source with")
 	workers := flag.Int("workers", 2, "number of workers reconciling keys")
 	verbosity := flag.Int("klog-v", -1, "print kcache's own log messages up to this klog verbosity (-1: none)")
+	debugAddr := flag.String("debug-addr", "", "serve kcache's debug page at /debug/kcache/ on this address (e.g. 127.0.0.1:0) and keep serving after the summary until interrupted")
 	flag.Parse()
 	if *verbosity < 0 {
 		klog.SetLogger(klog.Logger{}) // the zero logger discards everything
@@ -46,12 +50,28 @@ func main() {
 
 	src := fcache.New(fcache.Options{})
 	out := newPrinter(os.Stdout)
-	summary, err := run(ctx, src, out, *widgets, *workers)
+	var linger func(*summary)
+	if *debugAddr != "" {
+		url, err := serveDebug(ctx, *debugAddr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "controller:", err)
+			os.Exit(1)
+		}
+		out.plain("debug page: %s", url)
+		linger = func(s *summary) {
+			s.print(out)
+			out.plain("serving the debug page at %s until interrupted (Ctrl-C)", url)
+			<-ctx.Done()
+		}
+	}
+	summary, err := run(ctx, src, out, *widgets, *workers, linger)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(1)
 	}
-	summary.print(out)
+	if linger == nil {
+		summary.print(out)
+	}
 	if !summary.converged {
 		os.Exit(1)
 	}

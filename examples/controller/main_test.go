@@ -31,7 +31,7 @@ func TestRun(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			s, err := run(context.Background(), fcache.New(fcache.Options{}), newPrinter(&buf), tc.widgets, tc.workers)
+			s, err := run(context.Background(), fcache.New(fcache.Options{}), newPrinter(&buf), tc.widgets, tc.workers, nil)
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, buf.String())
 			}

@@ -21,7 +21,7 @@ func TestRunWithPriority(t *testing.T) {
 	*usePriority = true
 	defer func() { *usePriority = false }()
 	var buf bytes.Buffer
-	s, err := run(context.Background(), fcache.New(fcache.Options{}), newPrinter(&buf), 12, 1)
+	s, err := run(context.Background(), fcache.New(fcache.Options{}), newPrinter(&buf), 12, 1, nil)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, buf.String())
 	}

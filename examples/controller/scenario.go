@@ -34,8 +34,9 @@ type summary struct {
 }
 
 // run seeds src, runs the controller against it, drives the scenario and returns a summary.
-// It stops the informer and the workers before returning.
-func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, widgets, workers int) (*summary, error) {
+// It stops the informer and the workers before returning; if linger is not nil, it first calls
+// linger with the summary while they still run (to keep the debug page showing them).
+func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, widgets, workers int, linger func(*summary)) (*summary, error) {
 	start := time.Now()
 	for i := 0; i < widgets; i++ {
 		src.Add(newWidget(namespaces[i%len(namespaces)], fmt.Sprintf("widget-%02d", i), 1+i%5))
@@ -132,6 +133,9 @@ func run(ctx context.Context, src *fcache.FakeControllerSource, out *printer, wi
 			return nil, err
 		}
 		s.byNamespace[ns] = len(widgets)
+	}
+	if linger != nil {
+		linger(s)
 	}
 	return s, nil
 }
