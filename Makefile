@@ -13,10 +13,10 @@ FUZZTIME  ?= 20000x
 # lint` staticchecks as well as the root module. test/integration/servers is left out: it only
 # wraps the kube-apiserver and etcd mains, and checking it type-checks all of Kubernetes.
 MODULES   := clientgo sharding examples/clientgo examples/controller-runtime examples/sharded \
-	bench bench/priorityqueue test/compat test/integration
+	bench bench/priorityqueue test/compat test/integration test/browser
 BENCHTIME ?= 1s
 
-.PHONY: all test vet lint fmt bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean
+.PHONY: all test vet lint fmt browser bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean
 
 all: test
 
@@ -45,6 +45,11 @@ $(BIN)/staticcheck:
 
 $(BIN)/goimports:
 	GOBIN=$(BIN) $(GO) install golang.org/x/tools/cmd/goimports@$(GOIMPORTS_VERSION)
+
+## browser: the debug page of examples/controller in headless Chromium (test/browser, a module
+## of its own); skips without a browser. Prints the screenshot's path.
+browser:
+	cd test/browser && $(GO) vet ./... && $(GO) test -count=1 -v ./...
 
 ## example: run the main example, a controller against the in-memory fake API source.
 example:
