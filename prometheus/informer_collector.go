@@ -26,10 +26,10 @@ func handlerDesc(name, help string) *prometheus.Desc {
 // The informer and handler metrics. Their names are kcache's own: neither client-go nor
 // controller-runtime exports these figures.
 var (
-	descSynced = informerDesc("synced", "1 when the informer has synced (HasSynced), else 0.")
+	descSynced         = informerDesc("synced", "1 when the informer has synced (HasSynced), else 0.")
 	descStartupLatency = informerDesc("startup_latency_seconds",
 		"Seconds from Run to synced; absent until the informer has synced.")
-	descObjects = informerDesc("objects", "Objects in the informer's store.")
+	descObjects    = informerDesc("objects", "Objects in the informer's store.")
 	descLastRVSeen = informerDesc("last_resource_version_seen",
 		"Last resource version the reflector saw (decimal versions only, last 15 digits).")
 	descLastRVProcessed = informerDesc("last_resource_version_processed",
@@ -37,13 +37,13 @@ var (
 	descLists   = informerDesc("lists_total", "Full listings (LIST or streaming watch-list) started.")
 	descRelists = informerDesc("relists_total",
 		"Full listings after the first, by cause: expired (410), watch_list_fallback, error.", "cause")
-	descWatchRestarts = informerDesc("watch_restarts_total", "Watches started after the first.")
+	descWatchRestarts  = informerDesc("watch_restarts_total", "Watches started after the first.")
 	descLastWatchError = informerDesc("last_watch_error_timestamp_seconds",
 		"Unix time of the last error a watch ended or failed to start with; absent if none.")
 	descEvents = informerDesc("events_total", "Changes applied to the store (each object of a list counts).")
 
-	descPending = handlerDesc("pending", "Notifications waiting for the handler (object keys while coalescing).")
-	descLag     = handlerDesc("lag_seconds", "Age of the handler's oldest waiting notification; 0 when none waits.")
+	descPending   = handlerDesc("pending", "Notifications waiting for the handler (object keys while coalescing).")
+	descLag       = handlerDesc("lag_seconds", "Age of the handler's oldest waiting notification; 0 when none waits.")
 	descProcessed = handlerDesc("processed_total", "Handler calls that returned (or panicked).")
 	descCoalesced = handlerDesc("coalesced_total",
 		"Notifications folded into a newer one for the same object and never delivered on their own.")

@@ -128,13 +128,12 @@ func TestControllerRuntimeRegistry(t *testing.T) {
 	for _, m := range []queueMetric{addsMetric, unfinishedMetric, longestMetric} {
 		reg.MustRegister(prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: m.name, Help: m.crHelp}, m.crLabels))
 	}
-	p, err := newQueueProvider(reg)
-	if err == nil {
+	if _, err := newQueueProvider(reg); err == nil {
 		t.Fatal("mixed forms: no error") // adds_total registered above as a gauge, not a counter
 	}
 	reg = prometheus.NewRegistry()
 	reg.MustRegister(crDepth)
-	p, err = newQueueProvider(reg)
+	p, err := newQueueProvider(reg)
 	if err == nil {
 		t.Fatalf("depth in controller-runtime's form, the rest in client-go's: no error (%+v)", p)
 	}
