@@ -5,6 +5,10 @@
 //
 //	cd examples/controller-runtime && go run . -kubeconfig ~/.kube/config -namespace default
 //
+// With -debug-addr (e.g. 127.0.0.1:0) it also serves kcache's debug page there, at
+// /debug/kcache/, and prints its URL: the cache's informers and their handlers, their state
+// and counters (the controller's own workqueue is controller-runtime's, not listed there).
+//
 // It lives in its own module so that the kcache module never depends on controller-runtime.
 package main
 
@@ -36,6 +40,7 @@ func run() error {
 	home, _ := os.UserHomeDir()
 	kubeconfig := flag.String("kubeconfig", filepath.Join(home, ".kube", "config"), "path to a kubeconfig file")
 	namespace := flag.String("namespace", "default", "namespace to sync")
+	debugAddr := flag.String("debug-addr", "", "serve kcache's debug page at /debug/kcache/ on this address (e.g. 127.0.0.1:0)")
 	maxPending := flag.Int("max-pending", 1000, "notifications a stalled handler queues before they coalesce per object (kcache's MaxPending)")
 	klog.InitFlags(nil)
 	flag.Parse()
@@ -62,6 +67,13 @@ func run() error {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if *debugAddr != "" {
+		url, err := serveDebug(ctx, *debugAddr)
+		if err != nil {
+			return err
+		}
+		fmt.Println("debug page:", url)
+	}
 	r := &secretsync.Reconciler{Client: mgr.GetClient()}
 	if err := r.SetupWithManager(ctx, mgr, "secretsync"); err != nil {
 		return err
