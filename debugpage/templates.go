@@ -87,7 +87,7 @@ var overviewTemplate = template.Must(template.New("overview").Funcs(funcs).Parse
 <td><code>{{$i.Name}}</code></td><td><code>{{.Name}}</code></td>
 {{if .Synced}}<td class="synced">synced</td>{{else}}<td class="not-synced">not synced</td>{{end}}
 <td class="n">{{.Pending}}</td><td class="n">{{secs .LagSeconds}}</td><td class="n">{{.Processed}}</td><td class="n">{{.Coalesced}}</td>
-<td class="n">{{.CoalescingEpisodes}}</td><td class="n">{{.Panics}}</td><td class="n">{{.Calls}}</td><td class="n">{{secs .MeanCallSeconds}}</td></tr>
+<td class="n">{{.CoalescingEpisodes}}</td><td class="n">{{.Panics}}</td><td class="n">{{.Calls}}</td><td class="n">{{if .Calls}}{{secs .MeanCallSeconds}}{{else}}—{{end}}</td></tr>
 {{end}}{{end}}</table>{{else}}<p class="muted">No event handler.</p>{{end}}
 
 <h2 id="queues">Workqueues ({{len .Queues}})</h2>
