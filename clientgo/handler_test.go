@@ -164,7 +164,7 @@ func TestOptions(t *testing.T) {
 	t.Run("ContainPanics", func(t *testing.T) {
 		src := newSource()
 		src.Add(cm("a", "1"))
-		informer := newInformer(src, clientgo.Options{ContainPanics: true})
+		informer := newInformer(src, clientgo.Options{ContainPanics: ptr.To(true)})
 		rec := newRecorder()
 		var once sync.Once
 		if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{

@@ -3,6 +3,8 @@ package clientgo
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,11 +28,11 @@ type Options struct {
 	// every notification is delivered, unbounded, as in client-go.
 	DefaultHandlerMaxPending *int
 
-	// ContainPanics contains the panics of every handler: a panic is logged with the handler's
-	// stack and the notification is dropped; the process does not crash (see
-	// cache.HandlerOptions.ContainPanics). Defaults to false: client-go's behaviour, a handler
-	// panic crashes the process.
-	ContainPanics bool
+	// ContainPanics, when true, contains the panics of every handler: a panic is logged with
+	// the handler's stack and the notification is dropped; the process does not crash. It is
+	// cache.HandlerOptions.ContainPanics for every handler, with the same type. Defaults to
+	// nil (as is false): client-go's behaviour, a handler panic crashes the process.
+	ContainPanics *bool
 }
 
 // NewSharedIndexInformer returns a client-go SharedIndexInformer implemented by a kcache
@@ -80,8 +82,8 @@ func New(lw toolscache.ListerWatcher, exampleObject runtime.Object, options tool
 		DefaultHandlerMaxPending: opts.DefaultHandlerMaxPending,
 	})
 	s := &informer{inner: inner, lw: lw, exampleObject: exampleObject, objectDescription: options.ObjectDescription}
-	if opts.ContainPanics {
-		s.containPanics = new(bool)
+	if opts.ContainPanics != nil && *opts.ContainPanics {
+		s.containPanics = new(bool) // a copy: a later change to the caller's bool changes nothing
 		*s.containPanics = true
 	}
 	s.indexer = &indexer{inner: inner.GetIndexer()}
@@ -92,20 +94,64 @@ func New(lw toolscache.ListerWatcher, exampleObject runtime.Object, options tool
 // false for any other informer. Use it to reach kcache's own API (per-handler
 // cache.HandlerOptions, cache.ShutDownEventHandler's extensions).
 //
+// It sees through client-go's typed wrapper (toolscache.NewTypedSharedIndexInformer), which
+// client-go's generated informers return from Informer() and TypedInformer() since v0.37: so
+// Unwrap(factory.Core().V1().Pods().Informer()) finds the bridge informer registered with
+// InformerFor. Other wrappers, such as the one controller-runtime builds over the informers of
+// several namespaces (cache.Options.DefaultNamespaces), hide what they wrap: Unwrap returns
+// false for them.
+//
 // kcache extension.
 func Unwrap(i toolscache.SharedInformer) (cache.SharedIndexInformer, bool) {
-	s, ok := i.(*informer)
-	if !ok || s == nil {
+	for {
+		if s, ok := i.(*informer); ok {
+			if s == nil {
+				return nil, false
+			}
+			return s.inner, true
+		}
+		inner, ok := unwrapTyped(i)
+		if !ok {
+			return nil, false
+		}
+		i = inner
+	}
+}
+
+// typedWrapperPkg is the package of client-go's typedSharedIndexInformer, the value
+// toolscache.NewTypedSharedIndexInformer returns.
+const typedWrapperPkg = "k8s.io/client-go/tools/cache"
+
+// unwrapTyped returns the informer that client-go's typed wrapper embeds, and false for any
+// other value. The wrapper is unexported but holds the informer in its one, exported, embedded
+// field SharedIndexInformer, which reflection reads.
+func unwrapTyped(i toolscache.SharedInformer) (toolscache.SharedInformer, bool) {
+	v := reflect.ValueOf(i)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil, false
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
 		return nil, false
 	}
-	return s.inner, true
+	t := v.Type()
+	if t.PkgPath() != typedWrapperPkg || !strings.HasPrefix(t.Name(), "typedSharedIndexInformer[") || t.NumField() != 1 {
+		return nil, false
+	}
+	if f := t.Field(0); !f.Anonymous || f.Type != reflect.TypeFor[toolscache.SharedIndexInformer]() {
+		return nil, false
+	}
+	inner, ok := v.Field(0).Interface().(toolscache.SharedInformer)
+	return inner, ok && inner != nil
 }
 
 // informer is the bridge: a kcache SharedIndexInformer behind client-go's interface.
 type informer struct {
 	inner         cache.SharedIndexInformer
 	indexer       *indexer
-	containPanics *bool // nil unless Options.ContainPanics
+	containPanics *bool // nil unless Options.ContainPanics is true
 
 	// lw, exampleObject and objectDescription build the client-go Reflector that watch error
 	// handlers are given (see reflectorFor).

@@ -288,6 +288,37 @@ func TestUnwrap(t *testing.T) {
 	}
 }
 
+// Unwrap sees through client-go's typed wrapper (what generated informers return since
+// v0.37), also nested, and still finds nothing behind a wrapped client-go informer or a
+// wrapper around nothing.
+func TestUnwrapTypedWrapper(t *testing.T) {
+	informer := newInformer(newSource(), clientgo.Options{})
+	want := mustUnwrap(t, informer)
+	typed := toolscache.NewTypedSharedIndexInformer[*v1.ConfigMap](informer)
+	cases := []struct {
+		name   string
+		in     toolscache.SharedInformer
+		wantOK bool
+	}{
+		{"typed bridge", typed, true},
+		{"typed typed bridge", toolscache.NewTypedSharedIndexInformer[*v1.ConfigMap](typed), true},
+		{"typed client-go informer", toolscache.NewTypedSharedIndexInformer[*v1.ConfigMap](
+			toolscache.NewSharedIndexInformer(newSource(), &v1.ConfigMap{}, 0, nil)), false},
+		{"typed nil", toolscache.NewTypedSharedIndexInformer[*v1.ConfigMap](nil), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := clientgo.Unwrap(tc.in)
+			if ok != tc.wantOK {
+				t.Fatalf("Unwrap ok = %v, want %v", ok, tc.wantOK)
+			}
+			if ok && got != want {
+				t.Fatal("Unwrap returned another kcache informer than the bridge's")
+			}
+		})
+	}
+}
+
 // A reserved client-go identity publishes the queue and store metrics to client-go's
 // provider, under client-go's identity; an unreserved one publishes nothing.
 func TestMetricsConversion(t *testing.T) {

@@ -41,6 +41,17 @@ func TestInformerFor(t *testing.T) {
 	if _, ok := clientgo.Unwrap(factory.InformerFor(&v1.ConfigMap{}, nil)); !ok {
 		t.Fatal("the factory does not keep the bridge for the type")
 	}
+	// The generated accessors wrap the informer in client-go's typed wrapper; Unwrap sees
+	// through it to the same kcache informer.
+	k, _ := clientgo.Unwrap(informer)
+	for name, i := range map[string]toolscache.SharedInformer{
+		"Informer()":      configMaps.Informer(),
+		"TypedInformer()": configMaps.TypedInformer(),
+	} {
+		if got, ok := clientgo.Unwrap(i); !ok || got != k {
+			t.Fatalf("Unwrap(factory.Core().V1().ConfigMaps().%s) = %v, %v; want the bridge's kcache informer", name, got, ok)
+		}
+	}
 	lister := configMaps.Lister()
 	if _, ok := informer.GetIndexer().GetIndexers()[toolscache.NamespaceIndex]; !ok {
 		t.Fatal("bridge informer has no namespace index")

@@ -56,7 +56,7 @@ func run() error {
 			// clientgo.NewSharedIndexInformer works too; NewInformerFunc adds kcache's options.
 			NewInformer: clientgo.NewInformerFunc(clientgo.Options{
 				DefaultHandlerMaxPending: ptr.To(*maxPending),
-				ContainPanics:            true,
+				ContainPanics:            ptr.To(true),
 			}),
 			DefaultNamespaces: map[string]cache.Config{*namespace: {}},
 			ByObject:          secretsync.CacheByObject(),
