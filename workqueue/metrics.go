@@ -3,6 +3,7 @@ package workqueue
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -127,7 +128,8 @@ func globalProvider() MetricsProvider {
 // records nothing. Its methods are called with the queue's lock held, so a provider's metrics
 // need not be safe for concurrent use.
 type queueMetrics[T comparable] struct {
-	clock clock.Clock
+	clock    clock.Clock
+	provided bool // the metrics are a provider's, not noop ones kept for Queues' times
 
 	depth          GaugeMetric
 	adds           CounterMetric
@@ -156,13 +158,32 @@ func measured(mp MetricsProvider, qn queueName) (ext ExtendedMetricsProvider, ok
 	return ext, qn.given || isExt
 }
 
+// timing is true once EnableTiming was called.
+var timing atomic.Bool
+
+// EnableTiming makes every queue created afterwards keep the times its items were added and
+// taken even without a metrics provider, so that Queues reports their OldestWaiting,
+// LongestRunning and UnfinishedWork (which a queue with a provider keeps anyway). It costs
+// what a provider's bookkeeping costs, a clock read and a map update per Add, Get and Done,
+// but starts no goroutine. The debug page calls it; it cannot be turned off. Safe for
+// concurrent use.
+//
+// kcache extension.
+func EnableTiming() { timing.Store(true) }
+
+// newQueueMetrics returns the queue's metrics: those of mp for a measured queue; noop ones
+// that keep only the times (for Queues) after EnableTiming; nil otherwise.
 func newQueueMetrics[T comparable](mp MetricsProvider, qn queueName, c clock.Clock) *queueMetrics[T] {
 	ext, ok := measured(mp, qn)
 	if !ok {
-		return nil
+		if !timing.Load() {
+			return nil
+		}
+		mp, ext = noopMetricsProvider{}, nil
 	}
 	name := qn.name
 	m := &queueMetrics[T]{
+		provided:       ok,
 		clock:          c,
 		depth:          mp.NewDepthMetric(name),
 		adds:           mp.NewAddsMetric(name),

@@ -142,7 +142,7 @@ func newTyped[T comparable](config TypedQueueConfig[T], name queueName, updatePe
 	}
 	q.cond = sync.NewCond(&q.mu)
 	q.regID = register(q)
-	if q.metrics != nil {
+	if q.metrics != nil && q.metrics.provided {
 		q.wg.Add(1)
 		go q.updateUnfinishedWorkLoop(updatePeriod)
 	}

@@ -14,8 +14,8 @@ import (
 // QueueStatus is a snapshot of one live queue, as Queues returns it. kcache extension.
 //
 // The counts are kept for every queue. The durations need the bookkeeping of a measured queue
-// (one with metrics, see MetricsProvider): for a queue that records no metrics, Timed is false
-// and they are zero.
+// (one with metrics, see MetricsProvider) or of a queue created after EnableTiming; for other
+// queues Timed is false and they are zero.
 type QueueStatus struct {
 	// Name is the queue's name: the one given in its config, or its default name (see Queues).
 	Name string
