@@ -16,7 +16,8 @@
 // The page only renders: the informers' state comes from cache.InformerStatuses and the
 // queues' from workqueue.Queues, read afresh on every request. It is plain HTML with inline
 // styles — no scripts, no external assets — so it works in any browser, text ones included,
-// and stays light with thousands of objects.
+// and stays light with thousands of objects. New turns on the timing the page shows (handler
+// lag, time in handlers, workqueue item ages; see New).
 //
 // # Object contents
 //

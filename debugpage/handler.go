@@ -12,6 +12,9 @@ import (
 	"strings"
 
 	"k8s.io/utils/clock"
+
+	"github.com/kcache/cache"
+	"github.com/kcache/cache/workqueue"
 )
 
 // Options configures the page. The zero value is a valid configuration: every informer and
@@ -49,7 +52,14 @@ const maxPageSize = 1000
 //
 // An unknown informer or key gets 404, a malformed parameter 400, each with a plain-text
 // message. The handler is safe for concurrent use; each request reads fresh snapshots.
+//
+// New turns on cache.EnableInformerTiming (handler lag and call times) and
+// workqueue.EnableTiming (the age of the oldest waiting item, the longest running one and the
+// unfinished work of queues created afterwards, without a metrics provider): create the page
+// before the workqueues.
 func New(opts Options) http.Handler {
+	cache.EnableInformerTiming()
+	workqueue.EnableTiming()
 	return newHandler(opts, processSource{})
 }
 

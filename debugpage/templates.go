@@ -98,7 +98,7 @@ var overviewTemplate = template.Must(template.New("overview").Funcs(funcs).Parse
 <td class="n">{{.Depth}}</td><td class="n">{{.Adds}}</td><td class="n">{{.Processing}}</td><td class="n">{{.Retries}}</td><td class="n">{{.Delayed}}</td>
 <td class="n">{{optSecs .OldestWaitingSeconds}}</td><td class="n">{{optSecs .LongestRunningSeconds}}</td><td class="n">{{optSecs .UnfinishedWorkSeconds}}</td></tr>
 {{end}}</table>
-<p class="muted">Times are measured only for queues with a metrics provider; — otherwise.</p>{{else}}<p class="muted">No live workqueue.</p>{{end}}
+<p class="muted">Times are kept for queues created after the page, or with a metrics provider; — for the others.</p>{{else}}<p class="muted">No live workqueue.</p>{{end}}
 <p class="muted">Object contents are {{if .ShowObjects}}shown through the page's ShowObject option{{else}}never shown: only keys and resourceVersions{{end}}.</p>
 </body></html>
 `))
