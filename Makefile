@@ -12,7 +12,7 @@ FUZZTIME  ?= 20000x
 # MODULES are the modules nested in this repository (each with its own go.mod), which `make
 # lint` staticchecks as well as the root module. test/integration/servers is left out: it only
 # wraps the kube-apiserver and etcd mains, and checking it type-checks all of Kubernetes.
-MODULES   := clientgo sharding prometheus examples/clientgo examples/controller-runtime examples/sharded \
+MODULES   := clientgo ctrlclient sharding prometheus examples/clientgo examples/controller-runtime examples/sharded \
 	bench bench/priorityqueue test/compat test/integration test/browser
 BENCHTIME ?= 1s
 
