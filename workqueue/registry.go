@@ -48,8 +48,9 @@ type QueueStatus struct {
 	OldestWaiting time.Duration
 }
 
-// Queues returns a snapshot of every live queue created by this package: every Typed queue and
-// every delaying and rate-limited queue built on one, named or not, sorted by name. A queue
+// Queues returns a snapshot of every live queue: every Typed queue and every delaying and
+// rate-limited queue built on one, named or not, every priority queue of package
+// priorityqueue, and the queues given to Register; sorted by name. A queue
 // appears from its creation until its ShutDown or ShutDownWithDrain, or until it is garbage
 // collected: the registry holds queues by weak pointer and never keeps one alive. Each queue is
 // read under its own lock, one at a time, so the snapshot is consistent per queue, not across
@@ -57,7 +58,8 @@ type QueueStatus struct {
 //
 // A queue created without a name gets a default name, stable from run to run of the same
 // program: the function that created it, as "package.Function" with the package's last path
-// element ("controller.(*Controller).Run", "main.main"), the first caller outside this package.
+// element ("controller.(*Controller).Run", "main.main"), the first caller outside this package
+// and its sub-packages.
 // The second queue created by the same function in a process is named "package.Function-2",
 // the third "-3", and so on, in creation order. The default name is what Queues reports; the
 // queue's metrics are recorded under it only with an ExtendedMetricsProvider.
@@ -93,16 +95,46 @@ var registry struct {
 	names map[string]int
 }
 
+// Register adds q, a queue implemented outside this package, to Queues, until the returned
+// stop is called (at the queue's shutdown) or q is garbage collected: q is held by weak
+// pointer. Queues calls status(q) for the queue's entry, without holding any lock of its
+// own; status must not keep q. The entry's Name and Named are set from name, or from a
+// default name (see Queues) when name is empty, which Register returns; the function that
+// creates the queue is the first caller outside this package and its sub-packages.
+//
+// kcache extension.
+func Register[Q any](q *Q, name string, status func(q *Q) QueueStatus) (resolved string, stop func()) {
+	qn := resolveName(name)
+	wp := weak.Make(q)
+	id := add(func() (QueueStatus, bool) {
+		live := wp.Value()
+		if live == nil {
+			return QueueStatus{}, false
+		}
+		s := status(live)
+		s.Name, s.Named = qn.name, qn.given
+		return s, true
+	})
+	runtime.AddCleanup(q, unregister, id)
+	return qn.name, func() { unregister(id) }
+}
+
 // register adds q to the registry until unregister(id) or until q is collected.
 func register[T comparable](q *Typed[T]) (id uint64) {
 	wp := weak.Make(q)
-	read := func() (QueueStatus, bool) {
+	id = add(func() (QueueStatus, bool) {
 		live := wp.Value()
 		if live == nil {
 			return QueueStatus{}, false
 		}
 		return live.status(), true
-	}
+	})
+	runtime.AddCleanup(q, unregister, id)
+	return id
+}
+
+// add puts a queue's status function in the registry and returns its id.
+func add(read func() (QueueStatus, bool)) (id uint64) {
 	registry.mu.Lock()
 	if registry.queues == nil {
 		registry.queues = make(map[uint64]func() (QueueStatus, bool))
@@ -111,7 +143,6 @@ func register[T comparable](q *Typed[T]) (id uint64) {
 	id = registry.nextID
 	registry.queues[id] = read
 	registry.mu.Unlock()
-	runtime.AddCleanup(q, unregister, id)
 	return id
 }
 
@@ -136,19 +167,26 @@ func resolveName(name string) queueName {
 	return queueName{name: defaultName(callerName())}
 }
 
-// thisPackage prefixes the function names of this package (and no other: a sub-package's
-// names continue with "/").
-const thisPackage = "github.com/kcache/cache/workqueue."
+// thisPackage prefixes the function names of this package and of its sub-packages.
+const thisPackage = "github.com/kcache/cache/workqueue"
 
-// callerName returns the name of the first function on the stack outside this package, with
-// its package path cut to the last element, or "workqueue" if there is none.
+// inThisPackage reports whether function belongs to this package or to priorityqueue (and
+// not, say, to priorityqueue's tests).
+func inThisPackage(function string) bool {
+	rest, ok := strings.CutPrefix(function, thisPackage)
+	return ok && (strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, "/priorityqueue."))
+}
+
+// callerName returns the name of the first function on the stack outside this package and
+// its sub-packages, with its package path cut to the last element, or "workqueue" if there is
+// none.
 func callerName() string {
 	var pcs [32]uintptr
 	n := runtime.Callers(2, pcs[:])
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		if f.Function != "" && !strings.HasPrefix(f.Function, thisPackage) {
+		if f.Function != "" && !inThisPackage(f.Function) {
 			name := f.Function
 			if i := strings.LastIndexByte(name, '/'); i >= 0 {
 				name = name[i+1:]

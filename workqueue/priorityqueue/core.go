@@ -29,6 +29,7 @@ type core[T comparable] struct {
 
 	nReady, nParked int
 	seq             uint64
+	adds            int64 // items made ready or delayed, for workqueue.Queues
 
 	// agingEvery is K of the aging rule; 0 disables aging. agingAfter is its threshold.
 	agingEvery int
@@ -169,6 +170,7 @@ func newCore[T comparable](agingEvery int, agingAfter int64, m *queueMetrics) *c
 func (c *core[T]) add(key T, priority int, delay int64, now *instant) (eligible bool) {
 	e := c.items[key]
 	if e == nil {
+		c.adds++
 		e = c.newEntry(key, priority)
 		c.items[key] = e
 		if delay > 0 {
@@ -180,6 +182,7 @@ func (c *core[T]) add(key T, priority int, delay int64, now *instant) (eligible 
 	raise := priority > e.priority
 	switch e.state {
 	case stateIdle: // processing, not queued: queue it again
+		c.adds++
 		e.priority, e.seq = priority, c.nextSeq()
 		if delay > 0 {
 			c.pushWaiting(e, now.get()+delay)

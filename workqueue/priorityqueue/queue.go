@@ -42,7 +42,9 @@ type PriorityQueue[T comparable] interface {
 
 // New returns an empty PriorityQueue whose metrics, if any, are recorded under name. It
 // starts no goroutine; while items are delayed, or items are being processed and metrics are
-// recorded, one goroutine waits on a timer (see the package documentation).
+// recorded, one goroutine waits on a timer (see the package documentation). Until its
+// shutdown the queue is listed by workqueue.Queues, under name or, if name is empty, a default
+// name (kcache extension).
 func New[T comparable](name string, opts ...Opt[T]) PriorityQueue[T] {
 	var o Opts[T]
 	for _, f := range opts {
@@ -66,6 +68,7 @@ func New[T comparable](name string, opts ...Opt[T]) PriorityQueue[T] {
 	}
 	q.waiterPool.New = func() any { return &waiter[T]{ch: make(chan handout[T], 1)} }
 	q.nowFn = q.now
+	_, q.unregister = workqueue.Register(q, name, (*queue[T]).status)
 	return q
 }
 
@@ -93,6 +96,11 @@ type queue[T comparable] struct {
 	// timerRunning is whether the timer goroutine runs; timerAt is when it wakes up next.
 	timerRunning bool
 	timerAt      int64
+
+	// retries counts the adds with a delay, for workqueue.Queues.
+	retries int64
+	// unregister removes the queue from workqueue.Queues.
+	unregister func()
 
 	kick   chan struct{} // wakes the timer goroutine: an earlier deadline
 	stopCh chan struct{} // closed at shutdown
@@ -192,6 +200,7 @@ func (q *queue[T]) delay(item T, after time.Duration, rateLimited bool) time.Dur
 
 func (q *queue[T]) addLocked(item T, priority int, d time.Duration, now *instant) {
 	if d > 0 {
+		q.retries++
 		q.core.metrics.retry()
 	}
 	q.core.add(item, priority, int64(d), now)
@@ -404,6 +413,7 @@ func (q *queue[T]) beginShutDownLocked() {
 	q.shuttingDown = true
 	q.down.Store(true)
 	q.core.dropWaiting()
+	q.unregister()
 	close(q.stopCh)
 	q.log.V(4).Info("Priority queue shutting down", "ready", q.core.len())
 }
