@@ -9,23 +9,31 @@ GOIMPORTS_VERSION   := v0.52.0
 # coordinator can report a spurious "context deadline exceeded" failure when the time runs out
 # (golang/go#75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME  ?= 20000x
+# PUBLISHED_MODULES are the modules users install with `go get` ("." is the root module,
+# github.com/kcache/cache), released together at one version (RELEASING.md). `make test`,
+# `make lint`, `make release-check` and `make compat-matrix` cover every one of them: a new
+# published module is added here.
+PUBLISHED_MODULES := . clientgo sharding
+RELEASE_VERSION   ?= v0.1.0
 # MODULES are the modules nested in this repository (each with its own go.mod), which `make
 # lint` staticchecks as well as the root module. test/integration/servers is left out: it only
 # wraps the kube-apiserver and etcd mains, and checking it type-checks all of Kubernetes.
-MODULES   := clientgo ctrlclient sharding prometheus examples/clientgo examples/controller-runtime examples/sharded \
-	bench bench/priorityqueue test/compat test/integration test/browser
+# prometheus and ctrlclient are listed here until they join PUBLISHED_MODULES.
+MODULES   := $(filter-out .,$(PUBLISHED_MODULES)) ctrlclient prometheus examples/clientgo \
+	examples/controller-runtime examples/sharded bench bench/priorityqueue test/compat \
+	test/integration test/browser test/release
 BENCHTIME ?= 1s
 
-.PHONY: all test vet lint fmt browser bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean
+.PHONY: all test vet lint release-check fmt browser bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean
 
 all: test
 
-## test: go vet, then every unit test of the main module under the race detector.
+## test: go vet, then every unit test under the race detector, in every published module.
 test: vet
-	$(GO) test -race -count=1 $(PKGS)
+	@set -e; for m in $(PUBLISHED_MODULES); do echo "== go test -race: $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 
 vet:
-	$(GO) vet $(PKGS)
+	@set -e; for m in $(PUBLISHED_MODULES); do echo "== go vet: $$m"; (cd $$m && $(GO) vet ./...); done
 
 ## lint: gofmt/goimports must have nothing to say, staticcheck must pass.
 lint: tools
@@ -114,6 +122,13 @@ compat:
 COMPAT_VERSIONS ?= v0.34.13 v0.35.10 v0.36.6 v0.37.2
 compat-matrix:
 	COMPAT_VERSIONS='$(COMPAT_VERSIONS)' test/compat-matrix.sh
+
+## release-check: serve every published module at RELEASE_VERSION from a local module proxy
+## built from the working tree, `go get` each (and all together) into a fresh consumer module
+## with no replace directive, build and run it, and check that the consumer's go line and
+## Kubernetes libraries stay at what the modules declare (test/release, see RELEASING.md).
+release-check:
+	cd test/release && $(GO) run . -repo ../.. -version $(RELEASE_VERSION) $(PUBLISHED_MODULES)
 
 ## integration: build (or reuse cached) etcd and kube-apiserver from Go modules, then run
 ## test/integration against them. See README.md, "Integration tests".

@@ -8,8 +8,8 @@ replace github.com/kcache/cache/clientgo => ../clientgo
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/kcache/cache v0.0.0
-	github.com/kcache/cache/clientgo v0.0.0
+	github.com/kcache/cache v0.1.0
+	github.com/kcache/cache/clientgo v0.1.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

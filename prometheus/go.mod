@@ -3,7 +3,7 @@ module github.com/kcache/cache/prometheus
 go 1.25.0
 
 require (
-	github.com/kcache/cache v0.0.0
+	github.com/kcache/cache v0.1.0
 	github.com/prometheus/client_golang v1.23.2
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.34.0

@@ -3,7 +3,7 @@ module github.com/kcache/cache/bench/priorityqueue
 go 1.26.0
 
 require (
-	github.com/kcache/cache v0.0.0-00010101000000-000000000000
+	github.com/kcache/cache v0.1.0
 	go.uber.org/goleak v1.3.0
 	sigs.k8s.io/controller-runtime v0.25.2
 )

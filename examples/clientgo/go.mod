@@ -3,7 +3,7 @@ module github.com/kcache/cache/examples/clientgo
 go 1.26.0
 
 require (
-	github.com/kcache/cache v0.0.0
+	github.com/kcache/cache v0.1.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

@@ -3,8 +3,8 @@ module github.com/kcache/cache/examples/controller-runtime
 go 1.26.0
 
 require (
-	github.com/kcache/cache v0.0.0
-	github.com/kcache/cache/clientgo v0.0.0
+	github.com/kcache/cache v0.1.0
+	github.com/kcache/cache/clientgo v0.1.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

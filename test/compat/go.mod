@@ -5,7 +5,7 @@ go 1.26.0
 replace github.com/kcache/cache => ../..
 
 require (
-	github.com/kcache/cache v0.0.0-00010101000000-000000000000
+	github.com/kcache/cache v0.1.0
 	golang.org/x/tools v0.52.0
 	k8s.io/client-go v0.37.2
 )

@@ -3,8 +3,8 @@ module github.com/kcache/cache/test/integration
 go 1.26.0
 
 require (
-	github.com/kcache/cache v0.0.0
-	github.com/kcache/cache/clientgo v0.0.0
+	github.com/kcache/cache v0.1.0
+	github.com/kcache/cache/clientgo v0.1.0
 	github.com/kcache/cache/examples/clientgo v0.0.0-00010101000000-000000000000
 	github.com/kcache/cache/examples/controller-runtime v0.0.0
 	go.uber.org/goleak v1.3.0
@@ -42,7 +42,7 @@ require (
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/kcache/cache/sharding v0.0.0
+	github.com/kcache/cache/sharding v0.1.0
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
