@@ -21,7 +21,7 @@ RELEASE_VERSION   ?= v0.1.0
 # prometheus and ctrlclient are listed here until they join PUBLISHED_MODULES.
 MODULES   := $(filter-out .,$(PUBLISHED_MODULES)) ctrlclient prometheus examples/clientgo \
 	examples/controller-runtime examples/sharded bench bench/priorityqueue test/compat \
-	test/integration test/browser test/release
+	test/docs test/integration test/browser test/release
 BENCHTIME ?= 1s
 
 .PHONY: all test vet lint release-check fmt browser bench bench-compare bench-build bench-priorityqueue fuzz soak cover example integration compat compat-matrix tools clean

@@ -5,6 +5,7 @@ package docs
 // are compiled against. A snippet that imports a package missing here fails with a missing
 // go.sum entry: add the package below and run go mod tidy.
 import (
+	_ "github.com/prometheus/client_golang/prometheus"
 	_ "k8s.io/api/apps/v1"
 	_ "k8s.io/api/core/v1"
 	_ "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,6 +31,7 @@ import (
 	_ "github.com/kcache/cache/debugpage"
 	_ "github.com/kcache/cache/informers"
 	_ "github.com/kcache/cache/listers"
+	_ "github.com/kcache/cache/prometheus"
 	_ "github.com/kcache/cache/sharding"
 	_ "github.com/kcache/cache/testing"
 	_ "github.com/kcache/cache/workqueue"
