@@ -10,10 +10,10 @@ replace (
 )
 
 require (
-	github.com/kcache/cache v0.0.0
-	github.com/kcache/cache/clientgo v0.0.0
+	github.com/kcache/cache v0.1.0
+	github.com/kcache/cache/clientgo v0.1.0
 	github.com/kcache/cache/prometheus v0.0.0
-	github.com/kcache/cache/sharding v0.0.0
+	github.com/kcache/cache/sharding v0.1.0
 	github.com/prometheus/client_golang v1.24.0
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
