@@ -42,6 +42,7 @@ require (
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kcache/cache/ctrlclient v0.1.0
 	github.com/kcache/cache/sharding v0.1.0
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
@@ -83,3 +84,5 @@ replace github.com/kcache/cache/sharding => ../../sharding
 replace github.com/kcache/cache/clientgo => ../../clientgo
 
 replace github.com/kcache/cache/examples/controller-runtime => ../../examples/controller-runtime
+
+replace github.com/kcache/cache/ctrlclient => ../../ctrlclient
