@@ -121,3 +121,23 @@ func ExampleNewStore() {
 	// objects: 2
 	// managed fields kept: 0
 }
+
+// ExampleWithCompactStorage keeps an Indexer's objects encoded (protobuf for built-in types)
+// and decodes them on read: reads return equal objects, not the stored ones, and index
+// lookups by key decode nothing.
+func ExampleWithCompactStorage() {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		cache.WithCompactStorage(cache.CompactOptions{Compress: true, DecodedCacheSize: -1}))
+	pod := examplePod("shop", "web-1", "node-a", "web", "10")
+	_ = indexer.Add(pod)
+
+	keys, _ := indexer.IndexKeys(cache.NamespaceIndex, "shop") // no decode
+	fmt.Println("in shop:", keys)
+	obj, _, _ := indexer.GetByKey("shop/web-1") // decoded
+	read := obj.(*corev1.Pod)
+	fmt.Println("read:", read.Name, "on", read.Spec.NodeName, "same pointer:", read == pod)
+	// Output:
+	// in shop: [shop/web-1]
+	// read: web-1 on node-a same pointer: false
+}

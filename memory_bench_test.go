@@ -121,18 +121,25 @@ func BenchmarkCacheMemoryPerPod(b *testing.B) {
 		name      string
 		decode    func([]byte) (interface{}, error)
 		transform TransformFunc
+		opts      []StoreOption
 	}{
 		{name: "full", decode: decodeAs[v1.Pod]},
 		{name: "full-no-managedFields", decode: decodeAs[v1.Pod], transform: TransformStripManagedFields()},
 		{name: "metadata-only", decode: decodeAs[metav1.PartialObjectMetadata]},
 		{name: "metadata-only-no-managedFields", decode: decodeAs[metav1.PartialObjectMetadata], transform: TransformStripManagedFields()},
+		// The compact stores keep no decoded objects here: the decoded-object cache adds at
+		// most DecodedCacheSize decoded pods, whatever the number of pods.
+		{name: "compact", decode: decodeAs[v1.Pod], opts: []StoreOption{WithCompactStorage(CompactOptions{DecodedCacheSize: -1})}},
+		{name: "compact-compressed", decode: decodeAs[v1.Pod], opts: []StoreOption{WithCompactStorage(CompactOptions{Compress: true, DecodedCacheSize: -1})}},
+		{name: "compact-no-managedFields", decode: decodeAs[v1.Pod], transform: TransformStripManagedFields(), opts: []StoreOption{WithCompactStorage(CompactOptions{DecodedCacheSize: -1})}},
+		{name: "compact-compressed-no-managedFields", decode: decodeAs[v1.Pod], transform: TransformStripManagedFields(), opts: []StoreOption{WithCompactStorage(CompactOptions{Compress: true, DecodedCacheSize: -1})}},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			var perPod float64
 			for b.Loop() {
 				before := heapInUse()
-				indexer := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+				indexer := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, tc.opts...)
 				for _, data := range wire {
 					obj, err := tc.decode(data)
 					if err != nil {

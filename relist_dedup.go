@@ -71,6 +71,11 @@ func unchangedIn(store KeyGetter, keyOf KeyFunc, obj interface{}) (interface{}, 
 	if store == nil || obj == nil {
 		return nil, false
 	}
+	if c, ok := store.(*cache); ok && c.compact != nil {
+		// A compact store would decode its object: the listed one costs nothing more, and
+		// the store compares resource versions itself (see applyRelist).
+		return nil, false
+	}
 	rv, ok := rvFromObject(obj)
 	if !ok || rv == "" {
 		return nil, false

@@ -201,6 +201,13 @@ type SharedIndexInformerOptions struct {
 	//
 	// kcache extension.
 	DefaultHandlerMaxPending *int
+
+	// Compact, if set, makes the informer's cache a compact store, which keeps objects
+	// encoded and decodes them when they are read (see WithCompactStorage). Defaults to nil:
+	// the cache keeps the objects themselves.
+	//
+	// kcache extension.
+	Compact *CompactOptions
 }
 
 // NewSharedInformer returns a SharedInformer for the objects lw lists, of exampleObject's type.
@@ -233,7 +240,7 @@ func NewSharedIndexInformerWithOptions(lw ListerWatcher, exampleObject runtime.O
 func newSharedIndexInformer(lw ListerWatcher, exampleObject runtime.Object, options SharedIndexInformerOptions, clk clock.Clock) *sharedIndexInformer {
 	s := &sharedIndexInformer{
 		indexer: NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, options.Indexers,
-			WithStoreMetrics(options.Identifier, options.InformerMetricsProvider)),
+			WithStoreMetrics(options.Identifier, options.InformerMetricsProvider), options.compactStorage()),
 		processor:                       newSharedProcessor(clk),
 		synced:                          make(chan struct{}),
 		listerWatcher:                   lw,

@@ -100,6 +100,8 @@ type cache struct {
 	// identifier and metrics are set by WithStoreMetrics.
 	identifier InformerNameAndResource
 	metrics    InformerMetricsProvider
+	// compact is set by WithCompactStorage.
+	compact *compactCodec
 }
 
 var (
@@ -152,7 +154,7 @@ func newCache(keyFunc KeyFunc, indexers Indexers, opts []StoreOption) *cache {
 	for _, opt := range opts {
 		opt(c)
 	}
-	c.storage = newThreadSafeMap(indexers, WithThreadSafeStoreMetrics(c.identifier, c.metrics))
+	c.storage = newThreadSafeMap(indexers, WithThreadSafeStoreMetrics(c.identifier, c.metrics), withCompact(c.compact))
 	return c
 }
 

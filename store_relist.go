@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 )
 
 // relistApplier is implemented by this package's Store and Indexer: they apply a relist as the
@@ -68,6 +69,11 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 	gen, stored := s.gen, len(s.state.keys)
 	set := s.indexers.Load()
 	s.mu.RUnlock()
+	if s.compact != nil {
+		// Replace would have every stored object decoded for its notifications; the
+		// difference decodes only the changed ones, whatever their number.
+		limit = len(objs) + stored
+	}
 	if stored == 0 && len(objs) > 0 {
 		return c.fillEmpty(objs, resourceVersion, gen)
 	}
@@ -96,7 +102,7 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 				continue
 			}
 			seen[slot/64] |= 1 << (slot % 64)
-			if old := s.state.objs[slot]; !sameObject(old, obj) {
+			if old := s.state.objs[slot]; !sameObject(old, obj) && !sameVersion(old, obj) {
 				diff.changes = append(diff.changes, relistChange{pos: start + i, key: keys[i], old: old, existed: true})
 			}
 		}
@@ -120,10 +126,26 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 		return nil, false, nil
 	}
 
+	var entries []interface{} // in a compact store, the entries of the changes
+	if s.compact != nil {
+		entries = make([]interface{}, len(diff.changes))
+		for i := range diff.changes {
+			ch := &diff.changes[i]
+			if ch.existed {
+				ch.old = s.compact.decode(ch.old)
+			}
+			if entries[i], ch.err = s.compact.encode(objs[ch.pos]); ch.err != nil {
+				ch.err = fmt.Errorf("cache: key %q: %w", ch.key, ch.err)
+			}
+		}
+		for i := range diff.deletions {
+			diff.deletions[i].Obj = s.compact.decode(diff.deletions[i].Obj)
+		}
+	}
 	if len(set.funcs) > 0 {
 		for i := range diff.changes {
 			ch := &diff.changes[i]
-			if obj := objs[ch.pos]; obj != nil {
+			if obj := objs[ch.pos]; obj != nil && ch.err == nil {
 				ch.vals, ch.err = set.values(ch.key, obj, 0)
 			}
 		}
@@ -139,12 +161,16 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 	for _, d := range diff.deletions {
 		s.state.remove(d.Key)
 	}
-	for _, ch := range diff.changes {
+	for i, ch := range diff.changes {
 		if ch.err != nil {
 			errs = append(errs, ch.err)
 			continue
 		}
-		s.state.put(ch.key, objs[ch.pos], ch.vals)
+		obj := objs[ch.pos]
+		if entries != nil {
+			obj = entries[i]
+		}
+		s.state.put(ch.key, obj, ch.vals)
 	}
 	s.gen++
 	s.setRVLocked(resourceVersion)
@@ -170,6 +196,18 @@ func (c *cache) fillEmpty(objs []interface{}, resourceVersion string, gen uint64
 		return nil, false, nil // written meanwhile (not by the informer): let Replace do it
 	}
 	return &relistDiff{allNew: true}, true, err
+}
+
+// sameVersion reports whether stored, an entry of a compact store, holds obj's state: both
+// have the same non-empty resource version. (A plain store compares identities instead, see
+// sameObject, as its Reflector puts the stored object itself in the list.)
+func sameVersion(stored, obj interface{}) bool {
+	rv, ok := storedRV(stored)
+	if !ok || rv == "" {
+		return false
+	}
+	objRV, ok := rvFromObject(obj)
+	return ok && objRV == rv
 }
 
 // afterRelistPlanned runs the storage's test hook, if any, between applyRelist's lock-free

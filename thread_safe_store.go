@@ -2,6 +2,7 @@ package cache
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -144,9 +145,43 @@ type threadSafeMap struct {
 	// metrics is never nil.
 	metrics *storeMetrics
 
+	// compact, when set, makes the store keep each object as a *compactEntry (see
+	// WithCompactStorage): writes encode before taking the lock, reads decode after releasing
+	// it. Index values are always computed from the objects given.
+	compact *compactCodec
+
 	// unlockedHook, when set (only by tests), runs after a write computed index values without
 	// the lock and before it takes the lock, so tests can interleave a concurrent change.
 	unlockedHook func()
+}
+
+// withCompact makes the store compact (see WithCompactStorage); nil keeps objects as given.
+func withCompact(compact *compactCodec) ThreadSafeStoreOption {
+	return func(c *threadSafeMap) { c.compact = compact }
+}
+
+// toStored returns what the store keeps for obj.
+func (c *threadSafeMap) toStored(obj interface{}) (interface{}, error) {
+	if c.compact == nil {
+		return obj, nil
+	}
+	return c.compact.encode(obj)
+}
+
+// fromStored returns the object the store keeps as stored.
+func (c *threadSafeMap) fromStored(stored interface{}) interface{} {
+	if c.compact == nil {
+		return stored
+	}
+	return c.compact.decode(stored)
+}
+
+// fromStoredAll is fromStored for every element of stored, in place.
+func (c *threadSafeMap) fromStoredAll(stored []interface{}) []interface{} {
+	if c.compact == nil {
+		return stored
+	}
+	return c.compact.decodeAll(stored)
 }
 
 // afterUnlockedWork runs the test hook, if any.
@@ -190,15 +225,30 @@ func (c *threadSafeMap) update(key string, obj interface{}) error {
 		}
 	}
 	rv, hasRV := rvFromObject(obj)
+	stored, err := c.toStored(obj)
+	if err != nil {
+		return fmt.Errorf("cache: key %q: %w", key, err)
+	}
 	c.afterUnlockedWork()
 
+	if err := c.putLocking(set, key, obj, stored, vals, rv, hasRV); err != nil {
+		return err
+	}
+	if c.compact != nil {
+		c.compact.remember(stored, obj)
+	}
+	return nil
+}
+
+// putLocking is update's locked part.
+func (c *threadSafeMap) putLocking(set *indexerSet, key string, obj, stored interface{}, vals [][]string, rv string, hasRV bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	vals, err := c.catchUpLocked(set, key, obj, vals)
 	if err != nil {
 		return err
 	}
-	c.state.put(key, obj, vals)
+	c.state.put(key, stored, vals)
 	c.gen++
 	if hasRV {
 		c.setRVLocked(rv)
@@ -246,18 +296,24 @@ func (c *threadSafeMap) DeleteWithObject(key string, obj interface{}) {
 // Get returns the object stored under key. O(1).
 func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if slot, ok := c.state.slots[key]; ok {
-		return c.state.objs[slot], true
+	slot, ok := c.state.slots[key]
+	if ok {
+		item = c.state.objs[slot]
 	}
-	return nil, false
+	c.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return c.fromStored(item), true
 }
 
-// List returns every stored object in no particular order. It is one allocation and one copy.
+// List returns every stored object in no particular order. It is one allocation and one copy
+// (and a decode per object in a compact store).
 func (c *threadSafeMap) List() []interface{} {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return append(make([]interface{}, 0, len(c.state.objs)), c.state.objs...)
+	list := append(make([]interface{}, 0, len(c.state.objs)), c.state.objs...)
+	c.mu.RUnlock()
+	return c.fromStoredAll(list)
 }
 
 // ListKeys returns every key in no particular order.
@@ -298,6 +354,9 @@ const anyGen = ^uint64(0)
 func (c *threadSafeMap) replaceAt(keys []string, objs []interface{}, resourceVersion string, gen uint64) (ok bool, err error) {
 	set := c.indexers.Load()
 	next, failed, errs := buildStoreState(set, keys, objs)
+	if c.compact != nil {
+		failed, errs = c.encodeState(&next, failed, errs)
+	}
 	c.afterUnlockedWork()
 
 	c.mu.Lock()
@@ -307,7 +366,10 @@ func (c *threadSafeMap) replaceAt(keys []string, objs []interface{}, resourceVer
 	}
 	if cur := c.indexers.Load(); cur != set {
 		// AddIndexers ran meanwhile: rebuild with every index (rare).
-		next, failed, errs = buildStoreState(cur, next.keys, next.objs)
+		next, failed, errs = buildStoreState(cur, next.keys, c.fromStoredAll(next.objs))
+		if c.compact != nil {
+			failed, errs = c.encodeState(&next, failed, errs)
+		}
 	}
 	// Walk the failed slots from the highest down, so that a slot freed by remove is only
 	// refilled from a higher slot, which has already been handled.
@@ -341,18 +403,21 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 	}
 
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	idx := c.state.indices[pos]
+	var objs []interface{}
 	if len(values) == 1 {
-		return c.objectsLocked(idx.slotsOf(values[0])), nil
-	}
-	slots := slotSet{}
-	for _, v := range values {
-		for slot := range idx.slotsOf(v) {
-			slots[slot] = struct{}{}
+		objs = c.objectsLocked(idx.slotsOf(values[0]))
+	} else {
+		slots := slotSet{}
+		for _, v := range values {
+			for slot := range idx.slotsOf(v) {
+				slots[slot] = struct{}{}
+			}
 		}
+		objs = c.objectsLocked(slots)
 	}
-	return c.objectsLocked(slots), nil
+	c.mu.RUnlock()
+	return c.fromStoredAll(objs), nil
 }
 
 // objectsLocked returns the objects in slots. O(len(slots)), no key lookups.
@@ -377,12 +442,14 @@ func (c *threadSafeMap) indexLocked(indexName string) (index, error) {
 // in no particular order. O(number of matches).
 func (c *threadSafeMap) ByIndex(indexName, indexedValue string) ([]interface{}, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	idx, err := c.indexLocked(indexName)
 	if err != nil {
+		c.mu.RUnlock()
 		return nil, err
 	}
-	return c.objectsLocked(idx.slotsOf(indexedValue)), nil
+	objs := c.objectsLocked(idx.slotsOf(indexedValue))
+	c.mu.RUnlock()
+	return c.fromStoredAll(objs), nil
 }
 
 // IndexKeys returns, sorted, the keys of the stored objects whose values for the named index
@@ -446,6 +513,7 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 	objs := append([]interface{}(nil), c.state.objs...)
 	gen := c.gen
 	c.mu.RUnlock()
+	objs = c.fromStoredAll(objs)
 
 	vals, err := indexValuesFrom(next, len(set.funcs), keys, objs)
 	if err != nil {
@@ -461,7 +529,8 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		if next, err = set.with(newIndexers); err != nil {
 			return err
 		}
-		if vals, err = indexValuesFrom(next, len(set.funcs), c.state.keys, c.state.objs); err != nil {
+		objs := c.fromStoredAll(append([]interface{}(nil), c.state.objs...))
+		if vals, err = indexValuesFrom(next, len(set.funcs), c.state.keys, objs); err != nil {
 			return err
 		}
 	}

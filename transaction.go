@@ -30,6 +30,7 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, prior []p
 	}
 	set := c.indexers.Load()
 	vals := make([][][]string, len(txns))
+	var stored []interface{} // in a compact store, the entries of the adds and updates
 	var errs []error
 	fail := func(i int, err error) {
 		if errs == nil {
@@ -45,6 +46,14 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, prior []p
 				fail(i, err)
 			}
 			vals[i] = v
+			if c.compact != nil && err == nil {
+				if stored == nil {
+					stored = make([]interface{}, len(txns))
+				}
+				if stored[i], err = c.compact.encode(txn.Object); err != nil {
+					fail(i, fmt.Errorf("cache: key %q: %w", txn.Key, err))
+				}
+			}
 		case TransactionTypeDelete:
 		default:
 			fail(i, fmt.Errorf("cache: unknown transaction type %q for key %q", txn.Type, txn.Key))
@@ -67,32 +76,50 @@ func (c *threadSafeMap) transaction(txns []ThreadSafeStoreTransaction, prior []p
 		utiltrace.Field{Key: "Reason", Value: "Slow batch process due to too many items"})
 	defer trace.LogIfLong(min(500*time.Millisecond*time.Duration(len(txns)), 5*time.Second))
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, txn := range txns {
-		if errs != nil && errs[i] != nil {
-			continue
-		}
-		switch txn.Type {
-		case TransactionTypeAdd, TransactionTypeUpdate:
-			v, err := c.catchUpLocked(set, txn.Key, txn.Object, vals[i])
-			if err != nil {
-				// Only possible when AddIndexers ran meanwhile; the resource version has
-				// been chosen already and is still recorded.
-				fail(i, err)
+	// The lock is released before old objects are decoded, and by a deferred call, as index
+	// functions may run under it (see catchUpLocked).
+	func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, txn := range txns {
+			if errs != nil && errs[i] != nil {
 				continue
 			}
-			old, existed := c.state.put(txn.Key, txn.Object, v)
-			if prior != nil {
-				prior[i] = priorObject{obj: old, existed: existed}
+			switch txn.Type {
+			case TransactionTypeAdd, TransactionTypeUpdate:
+				v, err := c.catchUpLocked(set, txn.Key, txn.Object, vals[i])
+				if err != nil {
+					// Only possible when AddIndexers ran meanwhile; the resource version has
+					// been chosen already and is still recorded.
+					fail(i, err)
+					continue
+				}
+				obj := txn.Object
+				if stored != nil {
+					obj = stored[i]
+				}
+				old, existed := c.state.put(txn.Key, obj, v)
+				if prior != nil {
+					prior[i] = priorObject{obj: old, existed: existed}
+				}
+			case TransactionTypeDelete:
+				c.state.remove(txn.Key)
 			}
-		case TransactionTypeDelete:
-			c.state.remove(txn.Key)
 		}
-	}
-	c.gen++
-	if hasRV {
-		c.setRVLocked(rv)
+		c.gen++
+		if hasRV {
+			c.setRVLocked(rv)
+		}
+	}()
+	if c.compact != nil {
+		for i, txn := range txns {
+			if stored != nil && stored[i] != nil && (errs == nil || errs[i] == nil) {
+				c.compact.remember(stored[i], txn.Object)
+			}
+			if prior != nil && prior[i].existed {
+				prior[i].obj = c.compact.decode(prior[i].obj)
+			}
+		}
 	}
 	return errs
 }

@@ -115,6 +115,21 @@ func WithDefaultHandlerMaxPending(maxPending int) SharedInformerOption {
 	}
 }
 
+// WithCompactStorage makes the caches of the informers the factory builds with For,
+// ForClusterScoped and ForResource compact stores, which keep objects encoded and decode them
+// when they are read: see cache.WithCompactStorage for what changes for readers, and
+// cache.CompactOptions for the codec (the default one needs no scheme and serves every type).
+// Informers that an InformerFor newFunc builds are the newFunc's own business (set
+// cache.SharedIndexInformerOptions.Compact there). Defaults to plain caches, as in client-go.
+//
+// kcache extension.
+func WithCompactStorage(options cache.CompactOptions) SharedInformerOption {
+	return func(f *sharedInformerFactory) *sharedInformerFactory {
+		f.compact = &options
+		return f
+	}
+}
+
 // SharedInformerFactory hands out shared informers and runs them. Get informers with For,
 // ForClusterScoped, ForResource or InformerFor, then Start the factory, WaitForCacheSync, and
 // at the end cancel the context and Shutdown:
@@ -177,6 +192,8 @@ type settings struct {
 	watchListClient any
 	// defaultHandlerMaxPending is the WithDefaultHandlerMaxPending bound, or nil.
 	defaultHandlerMaxPending *int
+	// compact is the WithCompactStorage options, or nil.
+	compact *cache.CompactOptions
 }
 
 // entry is one shared informer, or the promise of one while its first requester builds it.
@@ -197,6 +214,8 @@ type sharedInformerFactory struct {
 	watchListClient  any
 	// defaultHandlerMaxPending is the WithDefaultHandlerMaxPending bound, or nil.
 	defaultHandlerMaxPending *int
+	// compact is the WithCompactStorage options, or nil.
+	compact *cache.CompactOptions
 
 	// mu guards informers, order and shuttingDown.
 	mu        sync.Mutex
@@ -295,7 +314,7 @@ func (f *sharedInformerFactory) build(key informerKey, e *entry, build func(sett
 	}
 	informer = build(settings{namespace: f.namespace, tweak: f.tweakListOptions, resync: resync,
 		informerName: f.informerName, watchListClient: f.watchListClient,
-		defaultHandlerMaxPending: f.defaultHandlerMaxPending})
+		defaultHandlerMaxPending: f.defaultHandlerMaxPending, compact: f.compact})
 	if informer != nil && f.transform != nil {
 		// Only an informer that already runs refuses (it was started outside the factory);
 		// it keeps its own transform.

@@ -297,6 +297,30 @@ func TestTransform(t *testing.T) {
 	}
 }
 
+// TestCompactStorage: WithCompactStorage gives the factory's informers compact caches, whose
+// reads return equal objects that are not the ones handlers received.
+func TestCompactStorage(t *testing.T) {
+	_, pods := podSource("a/p1")
+	f := informers.NewSharedInformerFactoryWithOptions(0, informers.WithCompactStorage(cache.CompactOptions{DecodedCacheSize: -1}))
+	podsInformer := informers.For[*v1.Pod](f, pods)
+	added := make(chan *v1.Pod, 1)
+	if _, err := podsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj interface{}) {
+		added <- obj.(*v1.Pod)
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := run(t, f)
+	mustSync(t, ctx, f)
+	received := <-added
+	p, err := listers.NewNamespaced(podsInformer.Lister(), "a").Get("p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == received || !reflect.DeepEqual(p, received) {
+		t.Errorf("lister returned %p, want a decoded copy of the handler's %p", p, received)
+	}
+}
+
 func TestStartTwiceAndStartAfterNewRequests(t *testing.T) {
 	podSrc, pods := podSource("a/p1")
 	cmSrc, configMaps := configMapSource("a/c1")

@@ -154,6 +154,7 @@ func newInformer[L runtime.Object](client cache.ListWatchClient[L], s settings, 
 			Indexers:                 indexers,
 			Identifier:               s.informerName.WithResource(gvr),
 			DefaultHandlerMaxPending: s.defaultHandlerMaxPending,
+			Compact:                  s.compact,
 		})
 }
 
