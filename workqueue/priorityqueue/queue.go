@@ -44,7 +44,8 @@ type PriorityQueue[T comparable] interface {
 // starts no goroutine; while items are delayed, or items are being processed and metrics are
 // recorded, one goroutine waits on a timer (see the package documentation). Until its
 // shutdown the queue is listed by workqueue.Queues, under name or, if name is empty, a default
-// name (kcache extension).
+// name, with its times only when it has metrics (workqueue.EnableTiming does not apply to it;
+// kcache extension).
 func New[T comparable](name string, opts ...Opt[T]) PriorityQueue[T] {
 	var o Opts[T]
 	for _, f := range opts {
