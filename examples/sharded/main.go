@@ -11,6 +11,9 @@
 // workqueue; -controller-runtime runs the same controller on a controller-runtime manager
 // whose cache holds kcache informers (the clientgo bridge).
 //
+// The controller's client runs at -qps/-burst (default 20/30, controller-runtime's defaults),
+// the sharder's writes at -sharder-qps/-sharder-burst (default 200/400).
+//
 // A replica whose lease is lost (it could not reach the API server in time) fences itself
 // and rejoins as a new member, with fresh informers.
 package main
@@ -35,7 +38,6 @@ import (
 	"github.com/kcache/cache"
 	"github.com/kcache/cache/examples/sharded/checksum"
 	"github.com/kcache/cache/informers"
-	"github.com/kcache/cache/listers"
 	"github.com/kcache/cache/sharding"
 	"github.com/kcache/cache/workqueue"
 )
@@ -50,6 +52,10 @@ type flags struct {
 	ring              string
 	workers           int
 	controllerRuntime bool
+	qps               float64
+	burst             int
+	sharderQPS        float64
+	sharderBurst      int
 }
 
 func main() {
@@ -69,6 +75,12 @@ func run() error {
 	fs.StringVar(&f.ring, "ring", "checksum", "ring name, the same in every replica")
 	fs.IntVar(&f.workers, "workers", 4, "concurrent reconciles")
 	fs.BoolVar(&f.controllerRuntime, "controller-runtime", false, "run the controller on controller-runtime")
+	// client-go's defaults (5/s, bursts of 10) would make the first sync of a few hundred
+	// objects, and every hand-over, wait for the client rather than the server.
+	fs.Float64Var(&f.qps, "qps", 20, "client-side rate limit of the controller's requests per second (controller-runtime's default)")
+	fs.IntVar(&f.burst, "burst", 30, "client-side burst of the controller's requests (controller-runtime's default)")
+	fs.Float64Var(&f.sharderQPS, "sharder-qps", 200, "client-side rate limit of the sharder's and the acknowledgements' writes per second (the library raises it to at least 100)")
+	fs.IntVar(&f.sharderBurst, "sharder-burst", 400, "client-side burst of the sharder's writes (at least 200)")
 	klog.InitFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -78,6 +90,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	config.QPS, config.Burst = float32(f.qps), f.burst
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	replica := runKcache
@@ -96,7 +109,11 @@ func run() error {
 
 // newShard returns this replica's member of the ring.
 func newShard(config *rest.Config, f flags) (*sharding.Shard, error) {
-	return sharding.New(config, sharding.Options{
+	// The sharder moves many objects at once: its writes get their own, higher limit. (The
+	// Leases' client has none, so renewals never wait behind them.)
+	sharderConfig := rest.CopyConfig(config)
+	sharderConfig.QPS, sharderConfig.Burst = float32(f.sharderQPS), f.sharderBurst
+	return sharding.New(sharderConfig, sharding.Options{
 		Ring:      f.ring,
 		Namespace: f.namespace,
 		Resources: []sharding.Resource{{
@@ -147,24 +164,13 @@ func runKcache(ctx context.Context, config *rest.Config, f flags) error {
 	owned := informers.For[*corev1.Secret](factory, client.CoreV1().Secrets)
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
 	defer queue.ShutDown()
-	enqueue := func(obj interface{}) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			queue.Add(key)
-		}
-	}
-	// Every update is enqueued, so a drain mark reaches the gate.
-	if _, err := cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue, UpdateFunc: func(_, o interface{}) { enqueue(o) }, DeleteFunc: enqueue,
-	}); err != nil {
+	// Every ConfigMap event is enqueued, so a drain mark reaches the gate; every Secret event
+	// (Add, Update and Delete) enqueues its owner, so an owner reconciled before its Secret
+	// reached this member's cache is reconciled again when it does (checksum.EnqueueOwner).
+	if _, err := cms.Informer().AddEventHandler(checksum.EnqueueKey(queue.Add)); err != nil {
 		return err
 	}
-	if _, err := owned.TypedInformer().AddTypedEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Secret]{
-		UpdateFunc: func(_, s *corev1.Secret) {
-			if ref := metav1GetController(s); ref != "" {
-				queue.Add(s.Namespace + "/" + ref)
-			}
-		},
-	}); err != nil {
+	if _, err := owned.Informer().AddEventHandler(checksum.EnqueueOwner(queue.Add)); err != nil {
 		return err
 	}
 	factory.StartWithContext(ctx)
@@ -173,22 +179,8 @@ func runKcache(ctx context.Context, config *rest.Config, f flags) error {
 	}
 
 	gate := shard.Gate(configMaps, cms.Informer().GetIndexer().GetByKey)
-	cmLister := listers.NewNamespaced(cms.Lister(), f.namespace)
-	secretLister := listers.NewNamespaced(owned.Lister(), f.namespace)
 	reconcile := func(ctx context.Context, key string) error {
-		_, name, err := cache.SplitMetaNamespaceKey(key)
-		if err != nil {
-			return nil
-		}
-		cm, err := cmLister.Get(name)
-		if err != nil {
-			return nil // deleted; its Secret goes with it (garbage collection)
-		}
-		current, err := secretLister.Get(checksum.SecretName(name))
-		if err != nil {
-			current = nil
-		}
-		return checksum.Reconcile(ctx, client.CoreV1(), cm, current)
+		return checksum.ReconcileKey(ctx, client.CoreV1(), cms.Lister(), owned.Lister(), key)
 	}
 	done := make(chan struct{})
 	for range f.workers {
@@ -217,14 +209,4 @@ func runKcache(ctx context.Context, config *rest.Config, f flags) error {
 		<-done
 	}
 	return err
-}
-
-// metav1GetController returns the name of obj's controlling owner, or "".
-func metav1GetController(s *corev1.Secret) string {
-	for _, ref := range s.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller {
-			return ref.Name
-		}
-	}
-	return ""
 }

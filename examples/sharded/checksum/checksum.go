@@ -57,7 +57,9 @@ func Reconcile(ctx context.Context, secrets corev1client.SecretsGetter, cm *core
 	if current == nil {
 		_, err := secrets.Secrets(cm.Namespace).Create(ctx, want, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			return nil // our cache is behind; the update event brings it
+			// Our cache is behind: the Secret's event (an Add when it enters the cache) brings
+			// the ConfigMap back, provided the Secrets' handler enqueues it (EnqueueOwner).
+			return nil
 		}
 		return err
 	}
