@@ -131,3 +131,19 @@ func DecideControlled(s State, ownerShard string, ok bool) Action {
 		return Action{Kind: Reassign, From: s.Shard, To: ownerShard}
 	}
 }
+
+// decideFollower returns the next step for a controlled object in state s whose owner's shard
+// key is ownerKey. owner is the owner's state if the caller knows it (a pass, which has just
+// read every owner), nil if not (the sharder labelling a new object as it appears). A known
+// owner is followed once it is settled — assigned, not draining, its member live — and waited
+// for while it moves; an unknown one is assumed to be where its key belongs.
+func decideFollower(s State, owner *State, ownerKey string, m Membership) Action {
+	if owner == nil {
+		target, ok := m.Owner(ownerKey)
+		return DecideControlled(s, target, ok)
+	}
+	if owner.Shard == "" || owner.Draining || !m.Live(owner.Shard) {
+		return Action{Kind: Wait, From: s.Shard}
+	}
+	return DecideControlled(s, owner.Shard, true)
+}

@@ -68,6 +68,35 @@ func TestDecideControlled(t *testing.T) {
 	}
 }
 
+func TestDecideFollower(t *testing.T) {
+	ring := fixedMembership{owner: "b", live: map[string]bool{"a": true, "b": true}, gone: map[string]bool{"dead": true}}
+	empty := fixedMembership{}
+	st := func(shard string, draining bool) *State { return &State{Shard: shard, Draining: draining} }
+	cases := []struct {
+		name  string
+		s     State
+		owner *State
+		m     Membership
+		want  Action
+	}{
+		{"new, owner unknown: its key's member", State{}, nil, ring, Action{Kind: AssignTo, To: "b"}},
+		{"new, owner unknown, no members", State{}, nil, empty, Action{Kind: None}},
+		{"owner settled elsewhere than its key's member: follow the owner", State{}, st("a", false), ring, Action{Kind: AssignTo, To: "a"}},
+		{"with its settled owner", State{Shard: "a"}, st("a", false), ring, Action{Kind: None, From: "a"}},
+		{"behind its settled owner", State{Shard: "dead"}, st("b", false), ring, Action{Kind: Reassign, From: "dead", To: "b"}},
+		{"owner draining: wait", State{Shard: "a"}, st("a", true), ring, Action{Kind: Wait, From: "a"}},
+		{"owner unassigned: wait", State{Shard: "a"}, st("", false), ring, Action{Kind: Wait, From: "a"}},
+		{"owner on a gone member: wait", State{Shard: "dead"}, st("dead", false), ring, Action{Kind: Wait, From: "dead"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decideFollower(tc.s, tc.owner, "ns/owner", tc.m); got != tc.want {
+				t.Fatalf("decideFollower(%+v, %+v) = %+v, want %+v", tc.s, tc.owner, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestActionKindString(t *testing.T) {
 	for k, want := range map[ActionKind]string{None: "None", Wait: "Wait", AssignTo: "Assign", DrainFrom: "Drain", Reassign: "Reassign", 9: "ActionKind(9)"} {
 		if got := k.String(); got != want {

@@ -33,8 +33,21 @@ func KeyByNamespace(obj metav1.Object) string {
 // share a key and land on the same member. An object without a controller is keyed by its own
 // namespace/name.
 func KeyByControllerOwner(obj metav1.Object) string {
-	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-		return KeyByName(&metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: ref.Name})
+	if owner, ok := controllerOwner(obj, ""); ok {
+		return KeyByName(owner)
 	}
 	return KeyByName(obj)
+}
+
+// controllerOwner returns the identity (namespace and name) of obj's controlling owner — the
+// owner reference with controller=true — if it has one of kind ("" for any kind). Every rule
+// about controlled objects goes through it: which objects a ring shards as controlled objects
+// (Resource.ownerOf), the shard key they follow (Resource.controlledKey, KeyByControllerOwner)
+// and the owner whose state they follow in a pass.
+func controllerOwner(obj metav1.Object, kind string) (*metav1.ObjectMeta, bool) {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || kind != "" && ref.Kind != kind {
+		return nil, false
+	}
+	return &metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: ref.Name}, true
 }

@@ -49,6 +49,45 @@ func TestKeyFuncs(t *testing.T) {
 	}
 }
 
+// TestControlledObjectRule checks the one rule for controlled objects: which are sharded with
+// an owner resource, and the key they follow.
+func TestControlledObjectRule(t *testing.T) {
+	byNamespace := Resource{Kind: "ConfigMap", Key: KeyByNamespace}
+	anyKind := Resource{}
+	cases := []struct {
+		name    string
+		r       Resource
+		obj     metav1.Object
+		sharded bool
+		key     string
+	}{
+		{"controlled by the owner kind", Resource{Kind: "ConfigMap"}, controlledBy("ns", "s", "a"), true, "ns/a"},
+		{"controlled, the owner's key function", byNamespace, controlledBy("ns", "s", "a"), true, "ns"},
+		{"controlled by another kind", Resource{Kind: "Widget"}, controlledBy("ns", "s", "a"), false, ""},
+		{"no kind set: any controller", anyKind, controlledBy("ns", "s", "a"), true, "ns/a"},
+		{"owner references without a controller", anyKind, &metav1.ObjectMeta{Namespace: "ns", Name: "s",
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ConfigMap", Name: "a"}}}, false, ""},
+		{"no owner", anyKind, &metav1.ObjectMeta{Namespace: "ns", Name: "s"}, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			owner, ok := tc.r.ownerOf(tc.obj)
+			if ok != tc.sharded {
+				t.Fatalf("sharded = %v, want %v", ok, tc.sharded)
+			}
+			if !ok {
+				return
+			}
+			if got := tc.r.controlledKey(owner); got != tc.key {
+				t.Fatalf("key = %q, want %q", got, tc.key)
+			}
+			if KeyByName(owner) != "ns/a" {
+				t.Fatalf("owner identity %q, want ns/a", KeyByName(owner))
+			}
+		})
+	}
+}
+
 func TestNewLabels(t *testing.T) {
 	cases := []struct {
 		ring    string

@@ -1,6 +1,7 @@
 package sharding
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,4 +101,46 @@ func (l Labels) LeaseSelector() labels.Selector {
 // stateOf reads an object's shard state from its labels.
 func (l Labels) stateOf(objLabels map[string]string) (shard string, draining bool) {
 	return objLabels[l.shard], objLabels[l.drain] != ""
+}
+
+// The wire format of the hand-over: the sharder's decisions and the owner's acknowledgement
+// are patches of the shard and drain labels, each conditioned so that it applies only to the
+// state it was decided on.
+
+// actionPatch returns the JSON merge patch that carries out a on an object read at
+// resourceVersion rv; the server refuses it with a conflict if the object changed since.
+// AssignTo and Reassign set the shard label to a.To and clear the drain label; DrainFrom sets
+// the drain label. Other actions write nothing: ok is false.
+func (l Labels) actionPatch(a Action, rv string) (patch []byte, ok bool, err error) {
+	lbls := map[string]interface{}{}
+	switch a.Kind {
+	case AssignTo, Reassign:
+		lbls[l.shard] = a.To
+		lbls[l.drain] = nil
+	case DrainFrom:
+		lbls[l.drain] = drainValue
+	default:
+		return nil, false, nil
+	}
+	patch, err = json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": rv, "labels": lbls},
+	})
+	return patch, err == nil, err
+}
+
+// acknowledgePatch returns the JSON patch by which member hands an object over: it tests that
+// the shard label is still member and the drain label is set, then removes both. A failed test
+// is answered 422 Unprocessable Entity, and nothing changes.
+func (l Labels) acknowledgePatch(member string) ([]byte, error) {
+	return json.Marshal([]map[string]string{
+		{"op": "test", "path": labelPointer(l.shard), "value": member},
+		{"op": "test", "path": labelPointer(l.drain), "value": drainValue},
+		{"op": "remove", "path": labelPointer(l.shard)},
+		{"op": "remove", "path": labelPointer(l.drain)},
+	})
+}
+
+// labelPointer returns the JSON pointer (RFC 6901) of the label key.
+func labelPointer(key string) string {
+	return "/metadata/labels/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
 }

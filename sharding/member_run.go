@@ -2,10 +2,8 @@ package sharding
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,16 +84,8 @@ func (s *Shard) Gate(resource schema.GroupVersionResource, lookup Lookup) *Gate 
 // acknowledger clears an object's shard and drain labels with a JSON patch that first tests
 // both, so it applies only while the object is still assigned to the member and draining.
 func (s *Shard) acknowledger(resource schema.GroupVersionResource) Acknowledger {
-	pointer := func(key string) string {
-		return "/metadata/labels/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
-	}
 	return func(ctx context.Context, namespace, name, member string) error {
-		patch, err := json.Marshal([]map[string]string{
-			{"op": "test", "path": pointer(s.labels.Shard()), "value": member},
-			{"op": "test", "path": pointer(s.labels.Drain()), "value": drainValue},
-			{"op": "remove", "path": pointer(s.labels.Shard())},
-			{"op": "remove", "path": pointer(s.labels.Drain())},
-		})
+		patch, err := s.labels.acknowledgePatch(member)
 		if err != nil {
 			return err
 		}

@@ -57,12 +57,24 @@ func (r Resource) selects(lbls map[string]string) bool {
 	return r.Selector == nil || r.Selector.Matches(labels.Set(lbls))
 }
 
-// key returns the shard key of m.
+// key returns the shard key of m, an object of the resource.
 func (r Resource) key(m metav1.Object) string {
 	if r.Key == nil {
 		return KeyByName(m)
 	}
 	return r.Key(m)
+}
+
+// ownerOf returns the identity of m's owner if m, an object of one of r's Controlled
+// resources, is sharded with it: it has a controller reference, of r.Kind if that is set.
+func (r Resource) ownerOf(m metav1.Object) (*metav1.ObjectMeta, bool) {
+	return controllerOwner(m, r.Kind)
+}
+
+// controlledKey returns the shard key a controlled object with owner follows: the owner's key
+// under r's key function.
+func (r Resource) controlledKey(owner *metav1.ObjectMeta) string {
+	return r.key(owner)
 }
 
 // Options configures a Shard.

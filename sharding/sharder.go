@@ -2,7 +2,6 @@ package sharding
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -171,8 +170,8 @@ func (s *sharder) assignNext(ctx context.Context, queue workqueue.TypedRateLimit
 	snap := view.snapshot()
 	var a Action
 	if k.controlled {
-		owner, ok := snap.Owner(s.ownerKey(k, m))
-		a = DecideControlled(State{}, owner, ok)
+		owner, _ := s.resources[k.owner].ownerOf(m) // shards checked it
+		a = decideFollower(State{}, nil, s.resources[k.owner].controlledKey(owner), snap)
 	} else {
 		a = Decide(s.resources[k.owner].key(m), State{}, snap)
 	}
@@ -269,37 +268,14 @@ func (s *sharder) shards(k kind, m metav1.Object) bool {
 	if !k.controlled {
 		return r.selects(m.GetLabels())
 	}
-	ref := metav1.GetControllerOfNoCopy(m)
-	return ref != nil && (r.Kind == "" || ref.Kind == r.Kind)
-}
-
-// ownerKey is the shard key of a controlled object: its owner's key under the owner
-// resource's key function (namespace/name of the controlling owner by default), or its own
-// namespace/name if it has no controller.
-func (s *sharder) ownerKey(k kind, m metav1.Object) string {
-	ref := metav1.GetControllerOfNoCopy(m)
-	if ref == nil {
-		return KeyByName(m)
-	}
-	return s.resources[k.owner].key(&metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: ref.Name})
+	_, ok := r.ownerOf(m)
+	return ok
 }
 
 // patch carries out a, conditioned on the object's resourceVersion still being rv.
 func (s *sharder) patch(ctx context.Context, gvr schema.GroupVersionResource, namespace, name, rv string, a Action) error {
-	lbls := map[string]interface{}{}
-	switch a.Kind {
-	case AssignTo, Reassign:
-		lbls[s.labels.Shard()] = a.To
-		lbls[s.labels.Drain()] = nil
-	case DrainFrom:
-		lbls[s.labels.Drain()] = drainValue
-	default:
-		return nil
-	}
-	body, err := json.Marshal(map[string]interface{}{
-		"metadata": map[string]interface{}{"resourceVersion": rv, "labels": lbls},
-	})
-	if err != nil {
+	body, ok, err := s.labels.actionPatch(a, rv)
+	if err != nil || !ok {
 		return err
 	}
 	_, err = s.meta.Resource(gvr).Namespace(namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{})

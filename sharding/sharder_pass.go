@@ -57,22 +57,14 @@ func (p *pass) run(ctx context.Context) (pending bool, err error) {
 		if !k.controlled {
 			continue
 		}
+		r := p.s.resources[k.owner]
 		pend, err := p.sweep(ctx, k, snap, func(m metav1.Object, st State) Action {
-			target, ok := "", false
-			if ref := metav1.GetControllerOfNoCopy(m); ref != nil {
-				if o, found := owners[k.owner][KeyByName(&metav1.ObjectMeta{Namespace: m.GetNamespace(), Name: ref.Name})]; found {
-					// Follow the owner once it is settled on a live member.
-					if o.Shard != "" && !o.Draining && snap.Live(o.Shard) {
-						target, ok = o.Shard, true
-					} else {
-						return Action{Kind: Wait, From: st.Shard}
-					}
-				}
+			owner, _ := r.ownerOf(m) // sweep passes only objects the ring shards
+			var ownerState *State
+			if o, found := owners[k.owner][KeyByName(owner)]; found {
+				ownerState = &o
 			}
-			if !ok {
-				target, ok = snap.Owner(p.s.ownerKey(k, m))
-			}
-			return DecideControlled(st, target, ok)
+			return decideFollower(st, ownerState, r.controlledKey(owner), snap)
 		})
 		pending = pending || pend
 		if err != nil {
