@@ -81,7 +81,11 @@ func NewClient(opts Options) client.NewClientFunc {
 			opts.DisableFor = append(append([]client.Object(nil), opts.DisableFor...), options.Cache.DisableFor...)
 			opts.Unstructured = opts.Unstructured || options.Cache.Unstructured
 		}
-		return New(c, informers, opts)
+		rc, err := New(c, informers, opts)
+		if err != nil {
+			return nil, err
+		}
+		return rc, nil
 	}
 }
 

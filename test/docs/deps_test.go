@@ -28,6 +28,7 @@ import (
 	_ "github.com/kcache/cache"
 	_ "github.com/kcache/cache/clientgo"
 	_ "github.com/kcache/cache/clientgo/generated"
+	_ "github.com/kcache/cache/ctrlclient"
 	_ "github.com/kcache/cache/debugpage"
 	_ "github.com/kcache/cache/informers"
 	_ "github.com/kcache/cache/listers"
