@@ -39,7 +39,7 @@ func compactTestPod(name, rv string) *v1.Pod {
 			NodeName: "node-1",
 			Containers: []v1.Container{{
 				Name: "app", Image: "nginx",
-				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}},
+				Resources:      v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}},
 				ReadinessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Port: intstr.FromString("http")}}},
 			}},
 		},
