@@ -357,3 +357,38 @@ func TestInformerStatusesListInProgress(t *testing.T) {
 		}
 	})
 }
+
+// TestInformerStatusesCoalescedCount: a stalled handler with MaxPending has its backlog folded
+// per object, and the folded notifications show in Coalesced and CoalescingEpisodes.
+func TestInformerStatusesCoalescedCount(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := infTestSource("a")
+		inf := infTestNewInformer(src, 0)
+		stalled := &namedHandler{gate: make(chan struct{})}
+		if _, err := inf.AddEventHandlerWithOptions(stalled, HandlerOptions{MaxPending: ptrTo(1)}); err != nil {
+			t.Fatal(err)
+		}
+		runInBubble(t, inf)
+		t.Cleanup(func() { close(stalled.gate) })
+		synctest.Wait()
+		for i := range 5 {
+			src.Modify(infTestPod("ns", "a", fmt.Sprint(i)))
+			synctest.Wait()
+		}
+		h := handlerOf(t, statusOf(t, inf), stalledName)
+		// One call in progress (the initial add), five updates of one object pending: folded
+		// into one key once more than one waited.
+		if h.Pending != 1 || h.CoalescingEpisodes != 1 {
+			t.Fatalf("while stalled: %+v", h)
+		}
+		before := h.Coalesced
+		stalled.gate <- struct{}{} // let the initial add return
+		synctest.Wait()
+		h = handlerOf(t, statusOf(t, inf), stalledName)
+		if h.Coalesced <= before || h.Coalesced != 4 {
+			t.Fatalf("coalesced %d after the backlog was folded (was %d), want 4", h.Coalesced, before)
+		}
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
