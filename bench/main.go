@@ -73,6 +73,7 @@ func main() {
 		}
 		return
 	}
+	registerMetrics()
 	if !*flagVerbose {
 		// Reflectors warn about the watches the relist workloads end on purpose.
 		klog.SetLogger(logr.Discard())

@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The library, without the modules nested in it, under github.com/kcache/variant.
 mkdir -p "$tmp/lib"
 (cd "$src" && git ls-files -co --exclude-standard) | while read -r f; do
-	case "$f" in bench/* | clientgo/* | sharding/* | test/* | examples/*) continue ;; esac
+	case "$f" in bench/* | clientgo/* | sharding/* | prometheus/* | test/* | examples/*) continue ;; esac
 	[ -f "$src/$f" ] || continue
 	mkdir -p "$tmp/lib/$(dirname "$f")"
 	cp "$src/$f" "$tmp/lib/$f"
@@ -41,6 +41,7 @@ EOF
 cd "$tmp/bench"
 go mod edit -require github.com/kcache/variant@v0.0.0-00010101000000-000000000000 \
 	-replace github.com/kcache/cache=$(cd "$here/.." && pwd) \
-	-replace github.com/kcache/cache/clientgo=$(cd "$here/../clientgo" && pwd) -replace github.com/kcache/variant=../lib
+	-replace github.com/kcache/cache/clientgo=$(cd "$here/../clientgo" && pwd) \
+	-replace github.com/kcache/cache/prometheus=$(cd "$here/../prometheus" && pwd) -replace github.com/kcache/variant=../lib
 go build -mod=mod -o "$out" .
 echo "built $out (variant: $src)"
