@@ -343,6 +343,9 @@ func (p *processorListener) run() {
 	panicked := false
 	var coalescedBefore, episodeStart uint64
 	returned := false // the handler returned from a call not yet counted in stats.processed
+	// lastEnd is when the previous timed handler call returned, zero if the goroutine has
+	// waited or paused since: back-to-back calls share one clock read (see HandlerTime).
+	var lastEnd time.Time
 	for {
 		p.mu.Lock()
 		if returned {
@@ -370,6 +373,7 @@ func (p *processorListener) run() {
 			coalescedBefore = coalesced
 		}
 		if !ok {
+			lastEnd = time.Time{}
 			select {
 			case <-p.wake:
 			case <-p.done:
@@ -382,11 +386,15 @@ func (p *processorListener) run() {
 		}
 		var start time.Time
 		if d.call && informerTiming.Load() {
-			start = p.clock.Now()
+			if start = lastEnd; start.IsZero() {
+				start = p.clock.Now()
+			}
 		}
 		panicked = !p.deliver(d, backlog)
-		if !start.IsZero() {
-			p.stats.handlerTime.observe(p.clock.Since(start))
+		lastEnd = time.Time{}
+		if !start.IsZero() && !panicked {
+			lastEnd = p.clock.Now()
+			p.stats.handlerTime.observe(lastEnd.Sub(start))
 		}
 		returned = d.call
 	}
