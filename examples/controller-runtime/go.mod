@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/kcache/cache v0.1.0
 	github.com/kcache/cache/clientgo v0.1.0
+	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
@@ -12,6 +13,8 @@ require (
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd
 	sigs.k8s.io/controller-runtime v0.25.2
 )
+
+require github.com/kylelemons/godebug v1.1.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -39,11 +42,12 @@ require (
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/kcache/cache/prometheus v0.1.0
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
-	github.com/prometheus/client_golang v1.24.0 // indirect
+	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
@@ -74,3 +78,5 @@ replace (
 	github.com/kcache/cache => ../..
 	github.com/kcache/cache/clientgo => ../../clientgo
 )
+
+replace github.com/kcache/cache/prometheus => ../../prometheus
