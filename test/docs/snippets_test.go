@@ -15,7 +15,7 @@ import (
 )
 
 // documents are the files whose Go blocks are compiled, relative to the repository root.
-var documents = []string{"README.md", "MIGRATING.md", "SHARDING.md"}
+var documents = []string{"README.md", "MIGRATING.md", "SHARDING.md", "MEMORY.md"}
 
 // A snippet is one fenced Go block of a document.
 type snippet struct {
