@@ -131,6 +131,36 @@ func (s *storeClient) Delete(_ context.Context, obj client.Object, _ ...client.D
 	return nil
 }
 
+func (s *storeClient) DeleteAllOf(_ context.Context, _ client.Object, _ ...client.DeleteAllOfOption) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, item := range s.store.List() {
+		s.src.DeleteDropWatch(item.(*v1.ConfigMap).DeepCopy())
+	}
+	return nil
+}
+
+func (s *storeClient) SubResource(string) client.SubResourceClient { return statusClient{s} }
+
+// statusClient writes the status subresource as storeClient writes objects.
+type statusClient struct{ s *storeClient }
+
+func (c statusClient) Get(context.Context, client.Object, client.Object, ...client.SubResourceGetOption) error {
+	return errors.New("not implemented")
+}
+func (c statusClient) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
+	return errors.New("not implemented")
+}
+func (c statusClient) Update(ctx context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
+	return c.s.Update(ctx, obj)
+}
+func (c statusClient) Patch(ctx context.Context, obj client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
+	return c.s.Update(ctx, obj)
+}
+func (c statusClient) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	return errors.New("not implemented")
+}
+
 func cm(name, value string) *v1.ConfigMap {
 	return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name)}, Data: map[string]string{"v": value}}
 }
@@ -321,6 +351,48 @@ func TestConcurrentWriters(t *testing.T) {
 		wg.Wait()
 		if s := c.Stats(); s.Checked != uint64(50*len(names)) || s.TimedOut != 0 {
 			t.Fatalf("stats = %+v", s)
+		}
+	})
+}
+
+// TestStatusAndDeleteAllOf: status writes are recorded like object writes, and DeleteAllOf
+// records the objects the cache held.
+func TestStatusAndDeleteAllOf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, "a", "b")
+		c := e.wrap(t, informers{informer: e.informer}, ctrlclient.Options{Timeout: time.Hour})
+		e.inner.hide(true)
+		if err := c.Status().Update(t.Context(), cm("a", "status")); err != nil {
+			t.Fatal(err)
+		}
+		var got v1.ConfigMap
+		short, cancel := context.WithTimeout(t.Context(), time.Second) // the read's own deadline bounds the wait too
+		defer cancel()
+		if err := c.Get(short, key("a"), &got); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Waited != 1 || s.TimedOut != 1 {
+			t.Fatalf("stats after a hidden status write = %+v, want one timed-out wait", s)
+		}
+		if err := c.Status().Patch(t.Context(), cm("b", "status"), client.Merge); err != nil {
+			t.Fatal(err)
+		}
+		e.inner.hide(false)
+
+		if err := c.DeleteAllOf(t.Context(), &v1.ConfigMap{}, client.InNamespace("ns")); err != nil {
+			t.Fatal(err)
+		}
+		var list v1.ConfigMapList
+		done := make(chan error, 1)
+		go func() { done <- c.List(t.Context(), &list) }()
+		synctest.Wait()
+		if len(done) != 0 {
+			t.Fatal("List returned while the cache still held the deleted objects")
+		}
+		e.src.ResetWatch() // the informer re-watches and receives the deletes
+		synctest.Wait()
+		if err := <-done; err != nil || len(list.Items) != 0 {
+			t.Fatalf("List after DeleteAllOf = %d items, %v; want none", len(list.Items), err)
 		}
 	})
 }
