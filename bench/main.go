@@ -87,7 +87,7 @@ func main() {
 		for _, name := range strings.Split(*flagImpl, ",") {
 			i := slices.IndexFunc(allImpls, func(impl *Impl) bool { return impl.Name == name })
 			if i < 0 {
-				fatalf("unknown implementation %q in -impl: want kcache, client-go, bridge, bridge-maxpending, cr-client-go, cr-bridge, cr-bridge-maxpending or one built in by variant.sh", name)
+				fatalf("unknown implementation %q in -impl: want kcache, client-go, kcache-strip, kcache-compact, kcache-compact-z, bridge, bridge-maxpending, cr-client-go, cr-bridge, cr-bridge-maxpending or one built in by variant.sh", name)
 			}
 			impls = append(impls, allImpls[i])
 		}
