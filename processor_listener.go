@@ -281,11 +281,14 @@ func (p *processorListener) enqueue(n notification, run []interface{}, initial b
 	}
 	wasEmpty := p.pending.Len() == 0
 	var ev coalesceEvent
+	if !at.IsZero() {
+		p.stats.markLocked(at, p.pending.Len(), p.pending.coalescedAway)
+	}
 	if run != nil {
-		p.stats.pushedLocked(len(run), at)
+		p.stats.pushed += uint64(len(run))
 		ev = p.pending.PushRun(run, initial)
 	} else {
-		p.stats.pushedLocked(1, at)
+		p.stats.pushed++
 		ev = p.pending.Push(n)
 	}
 	pending := p.pending.Len()

@@ -75,7 +75,8 @@ func (m *lagMarks) at(i int) *lagMark { return &m.buf[(m.head+i)%maxLagMarks] }
 // mu guards them, except panics and handlerTime.
 type listenerStats struct {
 	// pushed counts the notifications ever queued; consumed those popped for delivery or
-	// coalesced away; processed the handler calls that returned (or panicked).
+	// coalesced away (kept only once timing is on: it serves the lag); processed the handler
+	// calls that returned (or panicked).
 	pushed, consumed, processed uint64
 	// coalescedSeen is the buffer's coalescedAway when consumed was last updated.
 	coalescedSeen uint64
@@ -86,34 +87,39 @@ type listenerStats struct {
 	handlerTime durationHistogram
 }
 
-// pushedLocked records that n notifications were queued at at (zero: timing is off).
-func (s *listenerStats) pushedLocked(n int, at time.Time) {
-	if !at.IsZero() {
-		if s.marks == nil {
-			s.marks = &lagMarks{}
-		}
-		m := s.marks
-		if (m.n == 0 || !m.at(m.n-1).at.Equal(at)) && m.n < maxLagMarks {
-			*m.at(m.n) = lagMark{seq: s.pushed, at: at}
-			m.n++
-		}
+// markLocked dates the notifications about to be queued, and those after them up to the next
+// mark, with at; pending is the number of deliveries waiting before them. The listener counts
+// what it queues in pushed itself.
+func (s *listenerStats) markLocked(at time.Time, pending int, coalescedAway uint64) {
+	if s.marks == nil {
+		// Timing was just turned on: consumed, kept only with timing, starts from what the
+		// buffer holds (exact unless it is coalescing, when keys stand for more).
+		s.marks = &lagMarks{}
+		s.consumed = s.pushed - uint64(pending)
+		s.coalescedSeen = coalescedAway
 	}
-	s.pushed += uint64(n)
+	m := s.marks
+	if (m.n == 0 || !m.at(m.n-1).at.Equal(at)) && m.n < maxLagMarks {
+		*m.at(m.n) = lagMark{seq: s.pushed, at: at}
+		m.n++
+	}
 }
 
 // poppedLocked records a pop: called says the handler is called for it; coalescedAway is the
-// buffer's counter after the pop.
+// buffer's counter after the pop. It does nothing until timing has dated a notification.
 func (s *listenerStats) poppedLocked(called bool, coalescedAway uint64) {
+	if s.marks == nil {
+		return
+	}
 	s.consumed += coalescedAway - s.coalescedSeen
 	s.coalescedSeen = coalescedAway
 	if called {
 		s.consumed++
 	}
-	if m := s.marks; m != nil {
-		for m.n > 1 && m.at(1).seq <= s.consumed {
-			m.head = (m.head + 1) % maxLagMarks
-			m.n--
-		}
+	m := s.marks
+	for m.n > 1 && m.at(1).seq <= s.consumed {
+		m.head = (m.head + 1) % maxLagMarks
+		m.n--
 	}
 }
 
