@@ -10,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // internMeta shares the ObjectMeta strings of a pod that repeat across pods (label and
@@ -104,6 +105,49 @@ func BenchmarkInternObjectMeta(b *testing.B) {
 			}
 			b.ReportMetric(perPod, "B/pod")
 			b.ReportMetric(nsPerPod, "transform-ns/pod")
+		})
+	}
+}
+
+// BenchmarkCacheMemoryPerUnstructured is BenchmarkCacheMemoryPerPod for a custom resource
+// watched through a dynamic client: each object is the realistic pod's JSON under another
+// kind, decoded into *unstructured.Unstructured. B/object is the live heap per object of a
+// plain Indexer, and of compact ones (CBOR, and CBOR compressed).
+func BenchmarkCacheMemoryPerUnstructured(b *testing.B) {
+	const objects = 2000
+	wire := make([][]byte, objects)
+	for i := range wire {
+		p := realisticPod(i)
+		p.APIVersion, p.Kind = "example.com/v1", "Workload"
+		wire[i], _ = json.Marshal(p)
+	}
+	cases := []struct {
+		name string
+		opts []StoreOption
+	}{
+		{name: "plain"},
+		{name: "compact", opts: []StoreOption{WithCompactStorage(CompactOptions{DecodedCacheSize: -1})}},
+		{name: "compact-compressed", opts: []StoreOption{WithCompactStorage(CompactOptions{Compress: true, DecodedCacheSize: -1})}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			var perObject float64
+			for b.Loop() {
+				before := heapInUse()
+				indexer := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, tc.opts...)
+				for _, data := range wire {
+					u := &unstructured.Unstructured{}
+					if err := u.UnmarshalJSON(data); err != nil {
+						b.Fatal(err)
+					}
+					if err := indexer.Add(u); err != nil {
+						b.Fatal(err)
+					}
+				}
+				perObject = float64(heapInUse()-before) / objects
+				runtime.KeepAlive(indexer)
+			}
+			b.ReportMetric(perObject, "B/object")
 		})
 	}
 }
