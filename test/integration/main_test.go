@@ -26,8 +26,10 @@ var (
 // Pod templates are served without the watch cache, straight from etcd, so that a watch from a
 // compacted resource version fails with 410 Gone (TestWatchExpiry) and a LIST is paginated
 // (TestInitialSync: the watch cache answers the Reflector's first LIST in one piece); every
-// other resource uses the watch cache as in a default cluster.
-var apiServerArgs = []string{"--watch-cache-sizes=podtemplates#0"}
+// other resource uses the watch cache as in a default cluster. ShardedListAndWatch (alpha in
+// v1.36, off by default) lets lists and watches select objects by hash ranges
+// (ListOptions.ShardSelector); the sharding tests use it.
+var apiServerArgs = []string{"--watch-cache-sizes=podtemplates#0", "--feature-gates=ShardedListAndWatch=true"}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
