@@ -128,7 +128,7 @@ func TestInformerStatusesStalledHandlerLag(t *testing.T) {
 			t.Fatalf("stalled handler lag after 12s = %v, want 12s", h.Lag)
 		}
 		f := handlerOf(t, statusOf(t, inf), stalledName+"#2")
-		if f.Pending != 0 || f.Lag != 0 || f.Processed != 4 || f.HandlerTime.Count != 4 || !f.Synced {
+		if f.Pending != 0 || f.Lag != 0 || f.Processed != 4 || f.HandlerTime.Count == 0 || f.HandlerTime.Count > 4 || !f.Synced {
 			t.Fatalf("free handler: %+v", f)
 		}
 		if st.EventsIn != 4 {

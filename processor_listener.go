@@ -346,9 +346,9 @@ func (p *processorListener) run() {
 	panicked := false
 	var coalescedBefore, episodeStart uint64
 	returned := false // the handler returned from a call not yet counted in stats.processed
-	// lastEnd is when the previous timed handler call returned, zero if the goroutine has
-	// waited or paused since: back-to-back calls share one clock read (see HandlerTime).
-	var lastEnd time.Time
+	// waited is true when the goroutine waited for work since the last call; busy counts the
+	// calls made back to back since the last one timed (see HandlerStatus.HandlerTime).
+	waited, busy := true, uint64(0)
 	for {
 		p.mu.Lock()
 		if returned {
@@ -376,7 +376,7 @@ func (p *processorListener) run() {
 			coalescedBefore = coalesced
 		}
 		if !ok {
-			lastEnd = time.Time{}
+			waited = true
 			select {
 			case <-p.wake:
 			case <-p.done:
@@ -388,16 +388,17 @@ func (p *processorListener) run() {
 			return
 		}
 		var start time.Time
+		weight := uint64(0)
 		if d.call && informerTiming.Load() {
-			if start = lastEnd; start.IsZero() {
+			if busy++; waited || busy >= handlerTimeSampling {
+				weight, busy = busy, 0
 				start = p.clock.Now()
 			}
 		}
+		waited = false
 		panicked = !p.deliver(d, backlog)
-		lastEnd = time.Time{}
-		if !start.IsZero() && !panicked {
-			lastEnd = p.clock.Now()
-			p.stats.handlerTime.observe(lastEnd.Sub(start))
+		if weight > 0 && !panicked {
+			p.stats.handlerTime.observe(p.clock.Since(start), weight)
 		}
 		returned = d.call
 	}
