@@ -115,12 +115,14 @@ cover:
 compat:
 	cd test/compat && $(GO) test -count=1 ./...
 
-## compat-matrix: build the root module and run its tests (without the race detector) against
-## the newest k8s.io/apimachinery of every supported Kubernetes minor (README, "Supported
-## versions"); go.mod holds the lowest, which `make test` covers. Knob: COMPAT_VERSIONS.
+## compat-matrix: build every published module and run its tests (without the race detector)
+## against the newest patch of every Kubernetes minor it supports (README, "Supported
+## versions"): from the minor its go.mod requires, the lowest, which `make test` covers, to the
+## newest. Knobs: COMPAT_VERSIONS (newest patch of each minor), COMPAT_MODULES.
 COMPAT_VERSIONS ?= v0.34.13 v0.35.10 v0.36.6 v0.37.2
+COMPAT_MODULES  ?= $(PUBLISHED_MODULES)
 compat-matrix:
-	COMPAT_VERSIONS='$(COMPAT_VERSIONS)' test/compat-matrix.sh
+	COMPAT_VERSIONS='$(COMPAT_VERSIONS)' test/compat-matrix.sh $(COMPAT_MODULES)
 
 ## release-check: serve every published module at RELEASE_VERSION from a local module proxy
 ## built from the working tree, `go get` each (and all together) into a fresh consumer module
