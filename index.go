@@ -253,7 +253,7 @@ func (idx index) insert(value []string, slot int) *posting {
 }
 
 // remove forgets that the object in slot has indexValue. A value left without slots is
-// dropped, so short-lived values do not accumulate empty sets (kubernetes issue 84959).
+// dropped, so short-lived values do not accumulate empty sets (kubernetes/kubernetes#84959).
 func (idx index) remove(indexValue string, slot int) {
 	p := idx[indexValue]
 	if p == nil {

@@ -146,10 +146,10 @@ func (s *storeClient) SubResource(string) client.SubResourceClient { return stat
 type statusClient struct{ s *storeClient }
 
 func (c statusClient) Get(context.Context, client.Object, client.Object, ...client.SubResourceGetOption) error {
-	return errors.New("not implemented")
+	return errors.New("storeClient: this status call is not used by the tests")
 }
 func (c statusClient) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
-	return errors.New("not implemented")
+	return errors.New("storeClient: this status call is not used by the tests")
 }
 func (c statusClient) Update(ctx context.Context, obj client.Object, _ ...client.SubResourceUpdateOption) error {
 	return c.s.Update(ctx, obj)
@@ -158,7 +158,7 @@ func (c statusClient) Patch(ctx context.Context, obj client.Object, _ client.Pat
 	return c.s.Update(ctx, obj)
 }
 func (c statusClient) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
-	return errors.New("not implemented")
+	return errors.New("storeClient: this status call is not used by the tests")
 }
 
 func cm(name, value string) *v1.ConfigMap {
