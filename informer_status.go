@@ -336,14 +336,32 @@ func (c *threadSafeMap) len() int {
 	return len(c.state.keys)
 }
 
-// observeDeltas counts n deltas about to be applied and, with EnableInformerTiming, dates the
-// notifications they cause. Call it under blockDeltas.
-func (s *sharedIndexInformer) observeDeltas(n int) {
+// observeDeltas counts the changes in deltas about to be applied and, with
+// EnableInformerTiming, dates the notifications they cause. Call it under blockDeltas.
+func (s *sharedIndexInformer) observeDeltas(deltas []Delta) {
 	if s.status == nil {
 		return
 	}
-	s.status.eventsIn.Add(uint64(n))
+	s.status.eventsIn.Add(uint64(changesIn(deltas)))
 	if informerTiming.Load() {
 		s.processor.setStamp(s.clock.Now())
 	}
+}
+
+// changesIn counts the changes deltas bring to a store, as InformerStatus.EventsIn reports
+// them: one per added, updated or deleted object, one per object of a list (a ReplacedAll
+// delta carries a whole list), and none for a bookmark or a resync.
+func changesIn(deltas []Delta) int {
+	n := 0
+	for _, d := range deltas {
+		switch d.Type {
+		case Added, Updated, Deleted, Replaced:
+			n++
+		case ReplacedAll:
+			if info, ok := d.Object.(ReplacedAllInfo); ok {
+				n += len(info.Objects)
+			}
+		}
+	}
+	return n
 }

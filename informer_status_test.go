@@ -392,3 +392,46 @@ func TestInformerStatusesCoalescedCount(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestInformerStatusesEventsInCountsObjects: EventsIn counts each object of a list and each
+// watch change once, and a resync or bookmark not at all.
+func TestInformerStatusesEventsInCountsObjects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := infTestSource("a", "b", "c")
+		inf := infTestNewInformer(src, 0)
+		runInBubble(t, inf)
+		synctest.Wait()
+		if st := statusOf(t, inf); !st.Synced || st.EventsIn != 3 {
+			t.Fatalf("after listing 3 objects: synced %v, EventsIn %d, want 3", st.Synced, st.EventsIn)
+		}
+		src.Add(infTestPod("ns", "d", ""))
+		src.Delete(infTestPod("ns", "a", ""))
+		synctest.Wait()
+		if st := statusOf(t, inf); st.EventsIn != 5 {
+			t.Fatalf("after an add and a delete: EventsIn %d, want 5", st.EventsIn)
+		}
+	})
+}
+
+func TestChangesIn(t *testing.T) {
+	pod := infTestPod("ns", "a", "")
+	cases := []struct {
+		name   string
+		deltas []Delta
+		want   int
+	}{
+		{"none", nil, 0},
+		{"watch changes", []Delta{{Type: Added, Object: pod}, {Type: Updated, Object: pod}, {Type: Deleted, Object: pod}}, 3},
+		{"a list of two", []Delta{{Type: ReplacedAll, Object: ReplacedAllInfo{Objects: []interface{}{pod, pod}}}}, 2},
+		{"an empty list", []Delta{{Type: ReplacedAll, Object: ReplacedAllInfo{}}}, 0},
+		{"per-object replace", []Delta{{Type: Replaced, Object: pod}}, 1},
+		{"bookmark and resyncs", []Delta{{Type: Bookmark, Object: BookmarkInfo{}}, {Type: Sync, Object: pod}, {Type: SyncAll, Object: SyncAllInfo{}}}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := changesIn(c.deltas); got != c.want {
+				t.Fatalf("changesIn = %d, want %d", got, c.want)
+			}
+		})
+	}
+}

@@ -129,7 +129,7 @@ func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, 
 	if !ok {
 		return errors.New("object given as Process argument is not Deltas")
 	}
-	s.observeDeltas(len(deltas))
+	s.observeDeltas(deltas)
 	if err := processDeltas(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (s *sharedIndexInformer) handleDeltas(logger klog.Logger, obj interface{}, 
 func (s *sharedIndexInformer) handleBatchDeltas(logger klog.Logger, deltas []Delta, isInInitialList bool) error {
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
-	s.observeDeltas(len(deltas))
+	s.observeDeltas(deltas)
 	if err := processDeltasInBatch(logger, s, s.indexer, deltas, isInInitialList, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
 		return err
 	}
