@@ -12,7 +12,10 @@
 // whose cache holds kcache informers (the clientgo bridge).
 //
 // The controller's client runs at -qps/-burst (default 20/30, controller-runtime's defaults),
-// the sharder's writes at -sharder-qps/-sharder-burst (default 200/400).
+// the sharder's writes at -sharder-qps/-sharder-burst (default 200/400). -lease-duration,
+// -renew-deadline and -retry-period set the member and sharder leases' timing (default 15s,
+// 10s, 2s, client-go leader election's); a replica's member names start with -name (default:
+// the host name).
 //
 // A replica whose lease is lost (it could not reach the API server in time) fences itself
 // and rejoins as a new member, with fresh informers.
@@ -27,6 +30,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -56,6 +60,8 @@ type flags struct {
 	burst             int
 	sharderQPS        float64
 	sharderBurst      int
+	name              string
+	timing            sharding.LeaseTiming
 }
 
 func main() {
@@ -81,6 +87,10 @@ func run() error {
 	fs.IntVar(&f.burst, "burst", 30, "client-side burst of the controller's requests (controller-runtime's default)")
 	fs.Float64Var(&f.sharderQPS, "sharder-qps", 200, "client-side rate limit of the sharder's and the acknowledgements' writes per second (the library raises it to at least 100)")
 	fs.IntVar(&f.sharderBurst, "sharder-burst", 400, "client-side burst of the sharder's writes (at least 200)")
+	fs.StringVar(&f.name, "name", "", "prefix of this replica's member names (default: the host name)")
+	fs.DurationVar(&f.timing.LeaseDuration, "lease-duration", 15*time.Second, "how long a member's or the sharder's lease lasts without renewal")
+	fs.DurationVar(&f.timing.RenewDeadline, "renew-deadline", 10*time.Second, "how long a lease holder retries a renewal before giving up")
+	fs.DurationVar(&f.timing.RetryPeriod, "retry-period", 2*time.Second, "interval between renewals")
 	klog.InitFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
@@ -114,8 +124,10 @@ func newShard(config *rest.Config, f flags) (*sharding.Shard, error) {
 	sharderConfig := rest.CopyConfig(config)
 	sharderConfig.QPS, sharderConfig.Burst = float32(f.sharderQPS), f.sharderBurst
 	return sharding.New(sharderConfig, sharding.Options{
-		Ring:      f.ring,
-		Namespace: f.namespace,
+		Ring:        f.ring,
+		Namespace:   f.namespace,
+		Name:        f.name,
+		LeaseTiming: f.timing,
 		Resources: []sharding.Resource{{
 			Resource:   configMaps,
 			Namespace:  f.namespace, // shard only this namespace's ConfigMaps
