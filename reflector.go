@@ -189,7 +189,7 @@ func NewReflectorWithOptions(lw ListerWatcher, expectedType interface{}, store R
 		watchErrorHandler: DefaultWatchErrorHandler,
 	}
 	if r.name == "" {
-		r.name = nameFromCallsite()
+		r.name = defaultReflectorName()
 	}
 	if r.typeDescription == "" {
 		r.typeDescription = typeDescriptionOf(expectedType)

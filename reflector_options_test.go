@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,53 +109,28 @@ func TestReflectorDefaultBackoff(t *testing.T) {
 	}
 }
 
-func TestReflectorNameHelpers(t *testing.T) {
-	cases := []struct {
-		function string
-		want     bool
-	}{
-		{"github.com/kcache/cache.NewReflector", true},
-		{"github.com/kcache/cache.(*Reflector).RunWithContext", true},
-		{"github.com/kcache/cache.(*sharedIndexInformer).RunWithContext.func1", true},
-		{"github.com/kcache/cache_test.ExampleReflector", false},
-		{"github.com/kcache/cache/testing.New", false},
-		{"github.com/kcache/cache/clientgo.(*informer).RunWithContext", true},
-		{"github.com/kcache/cache/clientgo_test.TestSetters.func4", false},
-		{"github.com/kcache/cache/clientgo/generated.NewInformerFunc[...].func1", false},
-		{"github.com/kcache/cachex.Foo", false},
-		{"main.main", false},
-	}
-	for _, tc := range cases {
-		if got := inThisPackage(tc.function); got != tc.want {
-			t.Errorf("inThisPackage(%q) = %v, want %v", tc.function, got, tc.want)
-		}
-	}
-	files := []struct{ function, file, want string }{
-		// A checkout that a replace directive points at: named by import path, not disk path.
-		{"github.com/kcache/cache/informers.(*sharedInformerFactory).StartWithContext.func1", "/home/me/kcache/informers/factory.go",
-			"github.com/kcache/cache/informers/factory.go:7"},
-		{"example.com/app/ctrl.New", "/root/go/pkg/mod/example.com/app@v1.2.3/ctrl/ctrl.go", "example.com/app/ctrl/ctrl.go:7"},
-		{"example.com/lib.Run[...]", "/srv/app/vendor/example.com/lib/x.go", "example.com/lib/x.go:7"},
-		{"gopkg.in/yaml%2ev3.(*decoder).unmarshal", "/root/go/pkg/mod/gopkg.in/yaml.v3@v3.0.1/decode.go", "gopkg.in/yaml.v3/decode.go:7"},
-		// Package main has no import path in function names: the path, trimmed as client-go does.
-		{"main.main", "/home/me/go/src/example.com/app/main.go", "example.com/app/main.go:7"},
-		{"main.main", "/srv/app/main.go", "/srv/app/main.go:7"},
-		{"", "/root/go/pkg/mod/example.com/app@v1.2.3/main.go", "example.com/app@v1.2.3/main.go:7"},
-	}
-	for _, tc := range files {
-		if got := sourceName(tc.function, tc.file, 7); got != tc.want {
-			t.Errorf("sourceName(%q, %q) = %q, want %q", tc.function, tc.file, got, tc.want)
-		}
-	}
+func TestReflectorDefaultName(t *testing.T) {
 	// Called from this package's tests only, the name comes from the testing package.
-	if got := nameFromCallsite(); !strings.Contains(got, "testing.go:") {
-		t.Errorf("nameFromCallsite from package tests = %q, want the testing package's frame", got)
+	runner := defaultReflectorName()
+	if !strings.HasPrefix(runner, "testing/testing.go:") {
+		t.Errorf("defaultReflectorName from package tests = %q, want the testing package's frame", runner)
+	}
+	// A skipped package's frames are passed over like this package's: here every frame up to
+	// the go statement that started the test.
+	SkipPackageInReflectorNames("testing")
+	defer func() {
+		reflectorNameSkips.mu.Lock()
+		reflectorNameSkips.pkgs = slices.DeleteFunc(reflectorNameSkips.pkgs, func(p string) bool { return p == "testing" })
+		reflectorNameSkips.mu.Unlock()
+	}()
+	if got := defaultReflectorName(); !strings.HasPrefix(got, "testing/testing.go:") || got == runner {
+		t.Errorf("defaultReflectorName skipping the testing package = %q, want the go statement that started the test", got)
 	}
 	// On a goroutine with only this package's frames, the name is where it was started.
 	names := make(chan string)
 	_, _, line, _ := runtime.Caller(0)
 	go func() { names <- NewReflector(newReflTestSource("1").lw(), nil, newReflTestStore(), 0).Name() }()
-	if got, want := <-names, fmt.Sprintf("reflector_options_test.go:%d", line+1); !strings.HasSuffix(got, want) {
+	if got, want := <-names, fmt.Sprintf("github.com/kcache/cache/reflector_options_test.go:%d", line+1); got != want {
 		t.Errorf("name of a reflector built on a goroutine of this package = %q, want the go statement (%s)", got, want)
 	}
 }

@@ -231,6 +231,10 @@ func (s *informer) GetController() toolscache.Controller {
 	return controller{s.inner.GetController()}
 }
 
+// The bridge runs kcache informers on its users' behalf: their Reflectors are named after the
+// code that runs the bridge informer, as client-go names them, not after the bridge.
+func init() { cache.SkipPackageInReflectorNames("github.com/kcache/cache/clientgo") }
+
 // Run implements toolscache.SharedInformer.
 func (s *informer) Run(stopCh <-chan struct{}) { s.inner.Run(stopCh) }
 

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"weak"
+
+	"github.com/kcache/cache/internal/callsite"
 )
 
 // QueueStatus is a snapshot of one live queue, as Queues returns it. kcache extension.
@@ -167,36 +169,19 @@ func resolveName(name string) queueName {
 	return queueName{name: defaultName(callerName())}
 }
 
-// thisPackage prefixes the function names of this package and of its sub-packages.
-const thisPackage = "github.com/kcache/cache/workqueue"
-
-// inThisPackage reports whether function belongs to this package or to priorityqueue (and
-// not, say, to priorityqueue's tests).
-func inThisPackage(function string) bool {
-	rest, ok := strings.CutPrefix(function, thisPackage)
-	return ok && (strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, "/priorityqueue."))
-}
-
 // callerName returns the name of the first function on the stack outside this package and
-// its sub-packages, with its package path cut to the last element, or "workqueue" if there is
-// none.
+// priorityqueue (not, say, priorityqueue's tests), with its package path cut to the last
+// element, or "workqueue" if there is none.
 func callerName() string {
-	var pcs [32]uintptr
-	n := runtime.Callers(2, pcs[:])
-	frames := runtime.CallersFrames(pcs[:n])
-	for {
-		f, more := frames.Next()
-		if f.Function != "" && !inThisPackage(f.Function) {
-			name := f.Function
-			if i := strings.LastIndexByte(name, '/'); i >= 0 {
-				name = name[i+1:]
-			}
-			return name
-		}
-		if !more {
-			return "workqueue"
-		}
+	f, ok := callsite.Caller("github.com/kcache/cache/workqueue", "github.com/kcache/cache/workqueue/priorityqueue")
+	if !ok {
+		return "workqueue"
 	}
+	name := f.Function
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	return name
 }
 
 // defaultName returns base for its first use in the process and base-N for its N-th.
