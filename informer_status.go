@@ -122,7 +122,7 @@ type DurationHistogram struct {
 // else its example object's type ("v1.Pod", or the Kind of an unstructured example), with
 // "#2", "#3"… for the second and later live informers of the same default name, counted in
 // creation order. Informers created by the informers factory, NewSharedIndexInformer*, the
-// typed constructors and the clientgo bridge are all included.
+// typed constructors and adapters built on them are all included.
 //
 // The process keeps no reference to an informer for this: an informer that stopped or was
 // garbage-collected is gone from the list. Each call costs O(informers + handlers) and takes

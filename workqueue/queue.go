@@ -166,9 +166,8 @@ const (
 // One mutex guards everything, as in client-go, and a blocked Get waits on a sync.Cond that
 // Add, Done and ShutDown signal (Get takes no context: ShutDown is what ends its wait). A
 // controller's reconcile takes a thousand times longer than a queue operation, so the queue
-// is built to be easy to check rather than to spread over CPUs: a sharded version with a
-// lock-free path for hot items measured no better on a realistic controller workload
-// (BENCHMARKS.md, "Workqueue").
+// is built to be easy to check rather than to spread over CPUs (BENCHMARKS.md,
+// "Workqueue").
 type Typed[T comparable] struct {
 	queue   Queue[T]
 	clock   clock.WithTicker
