@@ -37,14 +37,17 @@ type APIServer struct {
 	args    []string
 	creds   credentials
 	certDir string
+	// auditLog is the audit log's path, empty without an audit policy.
+	auditLog string
 
 	// mu guards proc.
 	mu   sync.Mutex
 	proc *process
 }
 
-// newAPIServer prepares an instance; Start runs it.
-func newAPIServer(name, bin, dir, etcdURL string, creds credentials, extraArgs []string) (*APIServer, error) {
+// newAPIServer prepares an instance; Start runs it. auditPolicy is the path of an audit policy
+// file, or empty for no audit log.
+func newAPIServer(name, bin, dir, etcdURL string, creds credentials, auditPolicy string, extraArgs []string) (*APIServer, error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
@@ -74,6 +77,15 @@ func newAPIServer(name, bin, dir, etcdURL string, creds credentials, extraArgs [
 		// waiting for them until the HTTP server's shutdown timeout.
 		"--shutdown-watch-termination-grace-period=5s",
 	}, extraArgs...)
+	if auditPolicy != "" {
+		a.auditLog = filepath.Join(dir, name+"-audit.log")
+		a.args = append(a.args,
+			"--audit-policy-file="+auditPolicy,
+			"--audit-log-path="+a.auditLog,
+			"--audit-log-format=json",
+			"--audit-log-mode=blocking",
+		)
+	}
 	return a, nil
 }
 
@@ -118,6 +130,11 @@ func (a *APIServer) Kill() {
 		a.proc.kill()
 	}
 }
+
+// AuditLogPath is the path of the server's audit log (JSON lines, one audit.k8s.io/v1 Event
+// each), or empty when the cluster has no audit policy. The log survives restarts (the
+// server appends to it).
+func (a *APIServer) AuditLogPath() string { return a.auditLog }
 
 // Host is the server's base URL, https://127.0.0.1:PORT.
 func (a *APIServer) Host() string {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 
 	"k8s.io/client-go/rest"
@@ -26,7 +27,18 @@ type Options struct {
 	// APIServerArgs are extra kube-apiserver flags, appended to the harness's own. Empty by
 	// default.
 	APIServerArgs []string
+	// Users are users with tokens of their own besides the admin (Cluster.UserConnection).
+	// None by default.
+	Users []User
+	// AuditPolicy, if set, is an audit policy (audit.k8s.io/v1 Policy, YAML or JSON) the API
+	// servers log by: each writes its audit log as JSON lines to a file in Dir
+	// (APIServer.AuditLogPath), in blocking mode, so an event is in the file before its
+	// request's response is sent. Empty by default: no audit log.
+	AuditPolicy string
 }
+
+// auditPolicyFile is the name of the audit policy file in the cluster directory.
+const auditPolicyFile = "audit-policy.yaml"
 
 // Cluster is an etcd and a kube-apiserver on 127.0.0.1.
 type Cluster struct {
@@ -61,13 +73,18 @@ func Start(ctx context.Context, bins Binaries, opts Options) (_ *Cluster, err er
 			c.Stop()
 		}
 	}()
-	if c.creds, err = writeCredentials(dir); err != nil {
+	if c.creds, err = writeCredentials(dir, opts.Users); err != nil {
 		return nil, err
+	}
+	if opts.AuditPolicy != "" {
+		if err = os.WriteFile(filepath.Join(dir, auditPolicyFile), []byte(opts.AuditPolicy), 0o600); err != nil {
+			return nil, fmt.Errorf("framework: audit policy: %w", err)
+		}
 	}
 	if c.Etcd, err = startEtcd(ctx, bins.Etcd, dir); err != nil {
 		return nil, err
 	}
-	if c.APIServer, err = newAPIServer("kube-apiserver", bins.KubeAPIServer, dir, c.Etcd.URL, c.creds, opts.APIServerArgs); err != nil {
+	if c.APIServer, err = c.newAPIServer("kube-apiserver"); err != nil {
 		return nil, err
 	}
 	if err = c.APIServer.Start(ctx); err != nil {
@@ -80,7 +97,7 @@ func Start(ctx context.Context, bins Binaries, opts Options) (_ *Cluster, err er
 // credentials but its own port and certificates, as a highly available control plane would
 // run. Stop stops it too; callers may stop it earlier.
 func (c *Cluster) StartAPIServer(ctx context.Context, name string) (*APIServer, error) {
-	a, err := newAPIServer(name, c.bins.KubeAPIServer, c.Dir, c.Etcd.URL, c.creds, c.opts.APIServerArgs)
+	a, err := c.newAPIServer(name)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +112,28 @@ func (c *Cluster) StartAPIServer(ctx context.Context, name string) (*APIServer, 
 		return nil, err
 	}
 	return a, nil
+}
+
+// newAPIServer prepares an API server named name with the cluster's flags, credentials and
+// audit policy.
+func (c *Cluster) newAPIServer(name string) (*APIServer, error) {
+	var policy string
+	if c.opts.AuditPolicy != "" {
+		policy = filepath.Join(c.Dir, auditPolicyFile)
+	}
+	return newAPIServer(name, c.bins.KubeAPIServer, c.Dir, c.Etcd.URL, c.creds, policy, c.opts.APIServerArgs)
+}
+
+// UserConnection returns how to reach the main API server as user name, one of Options.Users;
+// ok is false for any other name.
+func (c *Cluster) UserConnection(name string) (conn Connection, ok bool) {
+	token, ok := c.creds.userTokens[name]
+	if !ok {
+		return Connection{}, false
+	}
+	conn = c.Connection()
+	conn.Token = token
+	return conn, true
 }
 
 // Stop stops every API server, then etcd, then removes Dir (unless $KCACHE_INTEGRATION_KEEP is

@@ -3,6 +3,7 @@ package framework
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestBinariesFromEnv(t *testing.T) {
 
 func TestWriteCredentials(t *testing.T) {
 	dir := t.TempDir()
-	c, err := writeCredentials(dir)
+	c, err := writeCredentials(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,12 +87,52 @@ func TestWriteCredentials(t *testing.T) {
 			}
 		})
 	}
-	again, err := writeCredentials(t.TempDir())
+	again, err := writeCredentials(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.token == c.token {
 		t.Errorf("two clusters got the same token")
+	}
+}
+
+func TestWriteCredentialsUsers(t *testing.T) {
+	c, err := writeCredentials(t.TempDir(), []User{{Name: "alice"}, {Name: "bob", Groups: []string{"audited", "ops"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, err := os.ReadFile(c.tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, bob := c.userTokens["alice"], c.userTokens["bob"]
+	if alice == "" || bob == "" || alice == bob || alice == c.token || bob == c.token {
+		t.Fatalf("tokens admin %q, alice %q, bob %q: want three distinct ones", c.token, alice, bob)
+	}
+	want := c.token + ",admin,admin,system:masters\n" + alice + ",alice,alice\n" + bob + `,bob,bob,"audited,ops"` + "\n"
+	if string(tokens) != want {
+		t.Errorf("token file %q, want %q", tokens, want)
+	}
+}
+
+func TestWriteCredentialsInvalidUsers(t *testing.T) {
+	for _, users := range [][]User{
+		{{Name: ""}},
+		{{Name: "admin"}},
+		{{Name: "a"}, {Name: "a"}},
+		{{Name: "a,b"}},
+		{{Name: `a"`}},
+		{{Name: "a\nb"}},
+		{{Name: "a", Groups: []string{""}}},
+		{{Name: "a", Groups: []string{"g,h"}}},
+	} {
+		dir := t.TempDir()
+		if _, err := writeCredentials(dir, users); !errors.Is(err, ErrInvalidUser) {
+			t.Errorf("users %q: error %v, want ErrInvalidUser", users, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("users %q: wrote %d files", users, len(entries))
+		}
 	}
 }
 
