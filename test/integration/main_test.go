@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cluster, err = framework.Start(ctx, bins, framework.Options{APIServerArgs: apiServerArgs})
+	cluster, err = framework.Start(ctx, bins, framework.Options{APIServerArgs: apiServerArgs, Users: procsUsers(), AuditPolicy: procsAuditPolicy})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
