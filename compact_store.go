@@ -215,7 +215,8 @@ func (c *threadSafeMap) encodeState(s *storeState, failed []int, errs []error) (
 	var encFailed []int
 	var encErrs []error
 	f := 0 // failed[:f] are the index failures below the current slot
-	for slot, obj := range s.objs {
+	for slot := range s.len() {
+		obj := s.obj(slot)
 		for f < len(failed) && failed[f] < slot {
 			f++
 		}
@@ -231,10 +232,10 @@ func (c *threadSafeMap) encodeState(s *storeState, failed []int, errs []error) (
 			}
 			clear(s.cellsAt(slot))
 			encFailed = append(encFailed, slot)
-			encErrs = append(encErrs, fmt.Errorf("cache: key %q: %w", s.keys[slot], err))
+			encErrs = append(encErrs, fmt.Errorf("cache: key %q: %w", s.key(slot), err))
 			continue
 		}
-		s.objs[slot] = stored
+		s.setObj(slot, stored)
 	}
 	if encFailed == nil {
 		return failed, errs

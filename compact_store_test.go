@@ -182,7 +182,7 @@ func TestCompactIndexer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, o := range c.storage.state.objs {
+	for _, o := range c.storage.state.appendObjs(nil) {
 		if _, ok := o.(*compactEntry); !ok {
 			t.Fatalf("stored %T, want an entry", o)
 		}
@@ -348,8 +348,8 @@ func TestCompactApplyRelist(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries := map[string]interface{}{}
-	for slot, key := range c.storage.state.keys {
-		entries[key] = c.storage.state.objs[slot]
+	for slot := range c.storage.state.len() {
+		entries[c.storage.state.key(slot)] = c.storage.state.obj(slot)
 	}
 	relist := []interface{}{compactTestPod("p00", "9"), compactTestPod("new", "9")}
 	for i := 2; i < 12; i++ {
@@ -368,8 +368,9 @@ func TestCompactApplyRelist(t *testing.T) {
 	if len(diff.deletions) != 1 || diff.deletions[0].Obj.(*v1.Pod).Name != "p01" {
 		t.Fatalf("deletions %+v, want p01 decoded", diff.deletions)
 	}
-	for slot, key := range c.storage.state.keys {
-		if e, ok := entries[key]; ok && key != "ns/p00" && e != c.storage.state.objs[slot] {
+	for slot := range c.storage.state.len() {
+		key := c.storage.state.key(slot)
+		if e, ok := entries[key]; ok && key != "ns/p00" && e != c.storage.state.obj(slot) {
 			t.Errorf("%s was stored again", key)
 		}
 	}

@@ -333,7 +333,7 @@ func storeLen(store Store) int {
 func (c *threadSafeMap) len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.state.keys)
+	return c.state.len()
 }
 
 // observeDeltas counts the changes in deltas about to be applied and, with

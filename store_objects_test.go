@@ -104,8 +104,23 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 	defer c.mu.RUnlock()
 	s := c.state
 	set := c.indexers.Load()
-	if len(s.keys) != len(s.objs) || len(s.keys)*len(s.indices) != len(s.cells) || len(s.keys) != len(s.slots) {
-		t.Fatalf("sizes differ: %d keys, %d objs, %d vals, %d slots", len(s.keys), len(s.objs), len(s.cells), len(s.slots))
+	if s.len() != len(s.slots) {
+		t.Fatalf("sizes differ: %d slots in use, %d keys", s.len(), len(s.slots))
+	}
+	for ci, c := range s.chunks {
+		inUse := min(max(s.len()-ci*slotChunkSize, 0), slotChunkSize)
+		if len(c.keys) != inUse || len(c.objs) != inUse || len(c.cells) != inUse*len(s.indices) {
+			t.Fatalf("chunk %d of %d slots: %d keys, %d objs, %d cells, want %d slots", ci, s.len(), len(c.keys), len(c.objs), len(c.cells), inUse)
+		}
+		if cap(c.keys) > slotChunkSize || cap(c.cells) < cap(c.keys)*len(s.indices) {
+			t.Fatalf("chunk %d: room for %d keys and %d cells", ci, cap(c.keys), cap(c.cells))
+		}
+		if inUse == 0 && ci != len(s.chunks)-1 {
+			t.Fatalf("empty chunk %d is not the last of %d", ci, len(s.chunks))
+		}
+	}
+	if spare := len(s.chunks) - (s.len()+slotChunkSize-1)/slotChunkSize; spare > 1 {
+		t.Fatalf("%d empty chunks kept", spare)
 	}
 	if len(s.indices) != len(set.funcs) {
 		t.Fatalf("%d indices for %d index functions", len(s.indices), len(set.funcs))
@@ -114,15 +129,16 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 	for i := range want {
 		want[i] = map[string]map[string]bool{}
 	}
-	for slot, key := range s.keys {
+	for slot := range s.len() {
+		key := s.key(slot)
 		if got, ok := s.slots[key]; !ok || got != slot {
 			t.Fatalf("key %q is in slot %d but slots says %d, %v", key, slot, got, ok)
 		}
 		for i, f := range set.funcs {
 			var now []string
-			if s.objs[slot] != nil {
+			if s.obj(slot) != nil {
 				var err error
-				if now, err = f(s.objs[slot]); err != nil {
+				if now, err = f(s.obj(slot)); err != nil {
 					t.Fatalf("stored object %q fails index %q: %v", key, set.names[i], err)
 				}
 			}
@@ -159,7 +175,7 @@ func storeTestCheckState(t testing.TB, c *threadSafeMap) {
 				t.Fatalf("index %q value %q has slots %v, want keys %v", set.names[i], v, slots, want[i][v])
 			}
 			for slot := range slots {
-				if int(slot) >= len(s.keys) || !want[i][v][s.keys[slot]] {
+				if int(slot) >= s.len() || !want[i][v][s.key(int(slot))] {
 					t.Fatalf("index %q value %q has stray slot %d", set.names[i], v, slot)
 				}
 			}

@@ -66,7 +66,7 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 	s := c.storage
 	limit := len(objs) / relistMaxChangedFraction
 	s.mu.RLock()
-	gen, stored := s.gen, len(s.state.keys)
+	gen, stored := s.gen, s.state.len()
 	set := s.indexers.Load()
 	s.mu.RUnlock()
 	if s.compact != nil {
@@ -102,7 +102,7 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 				continue
 			}
 			seen[slot/64] |= 1 << (slot % 64)
-			if old := s.state.objs[slot]; !sameObject(old, obj) && !sameVersion(old, obj) {
+			if old := s.state.obj(slot); !sameObject(old, obj) && !sameVersion(old, obj) {
 				diff.changes = append(diff.changes, relistChange{pos: start + i, key: keys[i], old: old, existed: true})
 			}
 		}
@@ -116,9 +116,9 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 		s.mu.RUnlock()
 		return nil, false, nil
 	}
-	for slot, key := range s.state.keys {
+	for slot := range s.state.len() {
 		if seen[slot/64]&(1<<(slot%64)) == 0 {
-			diff.deletions = append(diff.deletions, DeletedFinalStateUnknown{Key: key, Obj: s.state.objs[slot]})
+			diff.deletions = append(diff.deletions, DeletedFinalStateUnknown{Key: s.state.key(slot), Obj: s.state.obj(slot)})
 		}
 	}
 	s.mu.RUnlock()

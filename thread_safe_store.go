@@ -298,7 +298,7 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	c.mu.RLock()
 	slot, ok := c.state.slots[key]
 	if ok {
-		item = c.state.objs[slot]
+		item = c.state.obj(slot)
 	}
 	c.mu.RUnlock()
 	if !ok {
@@ -311,7 +311,7 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 // (and a decode per object in a compact store).
 func (c *threadSafeMap) List() []interface{} {
 	c.mu.RLock()
-	list := append(make([]interface{}, 0, len(c.state.objs)), c.state.objs...)
+	list := c.state.appendObjs(make([]interface{}, 0, c.state.len()))
 	c.mu.RUnlock()
 	return c.fromStoredAll(list)
 }
@@ -320,7 +320,7 @@ func (c *threadSafeMap) List() []interface{} {
 func (c *threadSafeMap) ListKeys() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return append(make([]string, 0, len(c.state.keys)), c.state.keys...)
+	return c.state.appendKeys(make([]string, 0, c.state.len()))
 }
 
 // Replace makes items the whole content and records resourceVersion. The new content and its
@@ -366,7 +366,7 @@ func (c *threadSafeMap) replaceAt(keys []string, objs []interface{}, resourceVer
 	}
 	if cur := c.indexers.Load(); cur != set {
 		// AddIndexers ran meanwhile: rebuild with every index (rare).
-		next, failed, errs = buildStoreState(cur, next.keys, c.fromStoredAll(next.objs))
+		next, failed, errs = buildStoreState(cur, next.appendKeys(nil), c.fromStoredAll(next.appendObjs(nil)))
 		if c.compact != nil {
 			failed, errs = c.encodeState(&next, failed, errs)
 		}
@@ -375,9 +375,9 @@ func (c *threadSafeMap) replaceAt(keys []string, objs []interface{}, resourceVer
 	// refilled from a higher slot, which has already been handled.
 	for i := len(failed) - 1; i >= 0; i-- {
 		slot := failed[i]
-		key := next.keys[slot]
+		key := next.key(slot)
 		if old, ok := c.state.slots[key]; ok {
-			next.objs[slot] = c.state.objs[old]
+			next.setObj(slot, c.state.obj(old))
 			next.indexSlot(slot, c.state.valuesAt(old))
 		} else {
 			next.remove(key)
@@ -423,8 +423,9 @@ func (c *threadSafeMap) Index(indexName string, obj interface{}) ([]interface{},
 // objectsLocked returns the objects in slots. O(len(slots)), no key lookups.
 func (c *threadSafeMap) objectsLocked(slots slotSet) []interface{} {
 	list := make([]interface{}, 0, len(slots))
+	chunks := c.state.chunks
 	for slot := range slots {
-		list = append(list, c.state.objs[slot])
+		list = append(list, chunks[slot>>slotChunkBits].objs[slot&slotChunkMask])
 	}
 	return list
 }
@@ -464,7 +465,7 @@ func (c *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, err
 	set := idx.slotsOf(indexedValue)
 	keys := make([]string, 0, len(set))
 	for slot := range set {
-		keys = append(keys, c.state.keys[slot])
+		keys = append(keys, c.state.key(int(slot)))
 	}
 	slices.Sort(keys)
 	return keys, nil
@@ -509,8 +510,8 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		c.mu.RUnlock()
 		return err
 	}
-	keys := append([]string(nil), c.state.keys...)
-	objs := append([]interface{}(nil), c.state.objs...)
+	keys := c.state.appendKeys(nil)
+	objs := c.state.appendObjs(nil)
 	gen := c.gen
 	c.mu.RUnlock()
 	objs = c.fromStoredAll(objs)
@@ -529,23 +530,26 @@ func (c *threadSafeMap) AddIndexers(newIndexers Indexers) error {
 		if next, err = set.with(newIndexers); err != nil {
 			return err
 		}
-		objs := c.fromStoredAll(append([]interface{}(nil), c.state.objs...))
-		if vals, err = indexValuesFrom(next, len(set.funcs), c.state.keys, objs); err != nil {
+		objs := c.fromStoredAll(c.state.appendObjs(nil))
+		if vals, err = indexValuesFrom(next, len(set.funcs), c.state.appendKeys(nil), objs); err != nil {
 			return err
 		}
 	}
 	// Widen every slot's cells from the old number of indices to the new one, and index the
 	// objects with the new functions.
 	from, to := len(set.funcs), len(next.funcs)
-	widened := make([]*[]string, len(c.state.keys)*to)
-	for slot := range c.state.keys {
-		copy(widened[slot*to:], c.state.cellsAt(slot))
+	for i := range c.state.chunks {
+		ch := &c.state.chunks[i]
+		widened := make([]*[]string, len(ch.keys)*to, cap(ch.keys)*to)
+		for o := range ch.keys {
+			copy(widened[o*to:], ch.cells[o*from:(o+1)*from])
+		}
+		ch.cells = widened
 	}
 	for range newIndexers {
 		c.state.indices = append(c.state.indices, index{})
 	}
-	c.state.cells = widened
-	for slot := range c.state.keys {
+	for slot := range c.state.len() {
 		cells := c.state.cellsAt(slot)
 		for i := from; i < to; i++ {
 			// vals[slot] is nil for a nil object: indexed under nothing.

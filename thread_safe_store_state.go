@@ -1,26 +1,47 @@
 package cache
 
-// storeState is the content of a threadSafeMap. Slot i holds keys[i] and objs[i], and slots
-// maps each key to its slot. The object's cached index values are cellsAt(i): one cell per
-// index, stored flat in cells with a fixed stride (the number of indices). A cell is nil for no value, points into the index's posting for exactly
-// one value (so the objects that share a value — a namespace, a node — share its list and pay
-// 8 bytes each), and points to a list of its own for several values. indices[j] is the index at
+// storeState is the content of a threadSafeMap. Slot i holds key(i) and obj(i), and slots
+// maps each key to its slot. The slots live in chunks of slotChunkSize (see slotChunk), so that
+// a store filled one object at a time never copies what it holds to grow: slot i is at offset
+// i%slotChunkSize of chunks[i/slotChunkSize]. The object's cached index values are cellsAt(i):
+// one cell per index, stored flat in its chunk's cells with a fixed stride (the number of
+// indices). A cell is nil for no value, points into the index's posting for exactly one value
+// (so the objects that share a value — a namespace, a node — share its list and pay 8 bytes
+// each), and points to a list of its own for several values. indices[j] is the index at
 // position j of the store's indexerSet; it maps values to slots, so remove, which moves the last
 // slot into the freed one, moves that object's index entries too. A nil object has no values.
 type storeState struct {
 	slots   map[string]int
-	keys    []string
-	objs    []interface{}
-	cells   []*[]string
+	chunks  []slotChunk
+	n       int // slots in use: every chunk before the last in use is full
 	indices []index
+	// mapPeak is the most keys slots has held since it was made: a Go map keeps its size after
+	// deletes, so remove rebuilds it when the store has shrunk to a quarter of that.
+	mapPeak int
+}
+
+// slotChunkBits sets slotChunkSize, the slots per chunk: 1024 keeps a chunk's arrays within
+// the allocator's small size classes (16 KiB for keys and for objects) and its unused tail,
+// the only room a store keeps, small next to the content.
+const (
+	slotChunkBits = 10
+	slotChunkSize = 1 << slotChunkBits
+	slotChunkMask = slotChunkSize - 1
+)
+
+// slotChunk holds up to slotChunkSize consecutive slots: len(keys) of them are in use, and
+// objs and cells (len(keys) times the number of indices) line up with keys. Only the first
+// chunk grows by reallocation, doubling from 16 slots as a small store fills; later chunks are
+// made at full size.
+type slotChunk struct {
+	keys  []string
+	objs  []interface{}
+	cells []*[]string
 }
 
 func newStoreState(capacity, numIndices int) storeState {
 	s := storeState{
 		slots:   make(map[string]int, capacity),
-		keys:    make([]string, 0, capacity),
-		objs:    make([]interface{}, 0, capacity),
-		cells:   make([]*[]string, 0, capacity*numIndices),
 		indices: make([]index, numIndices),
 	}
 	for i := range s.indices {
@@ -29,10 +50,45 @@ func newStoreState(capacity, numIndices int) storeState {
 	return s
 }
 
-// cellsAt returns the cached index values of slot, aliasing cells.
+// len returns the number of slots in use.
+func (s *storeState) len() int { return s.n }
+
+// key returns the key in slot.
+func (s *storeState) key(slot int) string {
+	return s.chunks[slot>>slotChunkBits].keys[slot&slotChunkMask]
+}
+
+// obj returns the object in slot.
+func (s *storeState) obj(slot int) interface{} {
+	return s.chunks[slot>>slotChunkBits].objs[slot&slotChunkMask]
+}
+
+// setObj replaces the object in slot, leaving its index values as they are.
+func (s *storeState) setObj(slot int, obj interface{}) {
+	s.chunks[slot>>slotChunkBits].objs[slot&slotChunkMask] = obj
+}
+
+// appendObjs appends every stored object to dst, in slot order.
+func (s *storeState) appendObjs(dst []interface{}) []interface{} {
+	for i := range s.chunks {
+		dst = append(dst, s.chunks[i].objs...)
+	}
+	return dst
+}
+
+// appendKeys appends every key to dst, in slot order.
+func (s *storeState) appendKeys(dst []string) []string {
+	for i := range s.chunks {
+		dst = append(dst, s.chunks[i].keys...)
+	}
+	return dst
+}
+
+// cellsAt returns the cached index values of slot, aliasing its chunk's cells.
 func (s *storeState) cellsAt(slot int) []*[]string {
 	k := len(s.indices)
-	return s.cells[slot*k : (slot+1)*k : (slot+1)*k]
+	o := (slot & slotChunkMask) * k
+	return s.chunks[slot>>slotChunkBits].cells[o : o+k : o+k]
 }
 
 // valuesAt returns a fresh list of slot's cached values, one per index.
@@ -59,8 +115,10 @@ func cellValues(c *[]string) []string {
 // before, if any.
 func (s *storeState) put(key string, obj interface{}, vals [][]string) (old interface{}, existed bool) {
 	if slot, ok := s.slots[key]; ok {
-		old = s.objs[slot]
-		cells := s.cellsAt(slot)
+		c, o := &s.chunks[slot>>slotChunkBits], slot&slotChunkMask
+		old = c.objs[o]
+		k := len(s.indices)
+		cells := c.cells[o*k : (o+1)*k : (o+1)*k]
 		for i, idx := range s.indices {
 			n := indexValuesAt(vals, i)
 			if sameValues(cellValues(cells[i]), n) {
@@ -71,19 +129,51 @@ func (s *storeState) put(key string, obj interface{}, vals [][]string) (old inte
 			}
 			cells[i] = idx.insertAll(n, slot)
 		}
-		s.objs[slot] = obj
+		c.objs[o] = obj
 		return old, true
 	}
-	if len(s.keys) == cap(s.keys) {
-		s.grow()
-	}
-	slot := len(s.keys)
+	slot := s.n
+	c := s.chunkFor(slot)
+	c.keys = append(c.keys, key)
+	c.objs = append(c.objs, obj)
+	c.cells = c.cells[:len(c.cells)+len(s.indices)]
+	s.n++
 	s.slots[key] = slot
-	s.keys = append(s.keys, key)
-	s.objs = append(s.objs, obj)
-	s.cells = append(s.cells, make([]*[]string, len(s.indices))...)
+	s.mapPeak = max(s.mapPeak, s.n)
 	s.indexSlot(slot, vals)
 	return nil, false
+}
+
+// chunkFor returns the chunk of slot s.n, the next one, with room for it.
+func (s *storeState) chunkFor(slot int) *slotChunk {
+	ci := slot >> slotChunkBits
+	if ci == len(s.chunks) {
+		// A first chunk starts small; a later one is only needed by a store that holds
+		// slotChunkSize objects already, so it is made at full size.
+		capacity := slotChunkSize
+		if ci == 0 {
+			capacity = 16
+		}
+		s.chunks = append(s.chunks, s.newChunk(capacity))
+	}
+	c := &s.chunks[ci]
+	if len(c.keys) == cap(c.keys) {
+		grown := s.newChunk(min(max(2*cap(c.keys), 16), slotChunkSize))
+		grown.keys = append(grown.keys, c.keys...)
+		grown.objs = append(grown.objs, c.objs...)
+		grown.cells = append(grown.cells, c.cells...)
+		*c = grown
+	}
+	return c
+}
+
+// newChunk returns an empty chunk with room for capacity slots.
+func (s *storeState) newChunk(capacity int) slotChunk {
+	return slotChunk{
+		keys:  make([]string, 0, capacity),
+		objs:  make([]interface{}, 0, capacity),
+		cells: make([]*[]string, 0, capacity*len(s.indices)),
+	}
 }
 
 // indexSlot records vals, one list per index (or nil), as the values of slot, which has none.
@@ -92,26 +182,6 @@ func (s *storeState) indexSlot(slot int, vals [][]string) {
 	for i, idx := range s.indices {
 		cells[i] = idx.insertAll(indexValuesAt(vals, i), slot)
 	}
-}
-
-// storeGrowQuarterAbove is the capacity from which the slot slices grow by a quarter instead of
-// doubling.
-const storeGrowQuarterAbove = 1 << 16
-
-// grow enlarges the slot slices. Up to storeGrowQuarterAbove slots it doubles them: append
-// alone grows by 1.25x from 256 elements on, which, summed over a store filled one object at a
-// time, allocates about five times the final size instead of two. Above, it grows them by a
-// quarter: a large store is filled by Replace (exactly sized) and then changes by a few objects
-// at a time, so the first Add after a 100k-object sync would otherwise keep 100k empty slots
-// (40 bytes each with one index) for good.
-func (s *storeState) grow() {
-	n := max(2*cap(s.keys), 16)
-	if c := cap(s.keys); c >= storeGrowQuarterAbove {
-		n = c + c/4
-	}
-	s.keys = append(make([]string, 0, n), s.keys...)
-	s.objs = append(make([]interface{}, 0, n), s.objs...)
-	s.cells = append(make([]*[]string, 0, n*len(s.indices)), s.cells...)
 }
 
 // remove deletes key and its index entries; the last slot moves into the freed one.
@@ -126,33 +196,48 @@ func (s *storeState) remove(key string) {
 		}
 	}
 	delete(s.slots, key)
-	last := len(s.keys) - 1
+	last := s.n - 1
 	if slot != last {
 		moveSlot(s.indices, last, slot, s.cellsAt(last))
-		s.slots[s.keys[last]] = slot
-		s.keys[slot], s.objs[slot] = s.keys[last], s.objs[last]
+		lastKey := s.key(last)
+		s.slots[lastKey] = slot
+		s.chunks[slot>>slotChunkBits].keys[slot&slotChunkMask] = lastKey
+		s.setObj(slot, s.obj(last))
 		copy(s.cellsAt(slot), s.cellsAt(last))
 	}
-	// Clear the vacated slot so the backing arrays do not keep the object alive.
-	s.keys[last], s.objs[last] = "", nil
+	// Clear the vacated slot so the chunk does not keep the object alive.
 	clear(s.cellsAt(last))
-	k := len(s.indices)
-	s.keys, s.objs, s.cells = s.keys[:last], s.objs[:last], s.cells[:last*k]
-	if c := cap(s.keys); c > 1024 && last < c/4 {
-		s.keys = append(make([]string, 0, 2*last), s.keys...)
-		s.objs = append(make([]interface{}, 0, 2*last), s.objs...)
-		s.cells = append(make([]*[]string, 0, 2*last*k), s.cells...)
-		// A Go map keeps its size after deletes: rebuild it with the slices.
-		slots := make(map[string]int, 2*last)
-		for i, key := range s.keys {
-			slots[key] = i
+	ci := last >> slotChunkBits
+	c := &s.chunks[ci]
+	c.keys[len(c.keys)-1], c.objs[len(c.objs)-1] = "", nil
+	c.keys, c.objs, c.cells = c.keys[:len(c.keys)-1], c.objs[:len(c.objs)-1], c.cells[:len(c.cells)-len(s.indices)]
+	s.n = last
+	if len(c.keys) == 0 && ci+1 < len(s.chunks) {
+		// Keep one empty chunk, so that a store going back and forth across a chunk boundary
+		// does not make one each time; free the others.
+		clear(s.chunks[ci+1:])
+		s.chunks = s.chunks[:ci+1]
+	}
+	if s.mapPeak > 1024 && s.n < s.mapPeak/4 {
+		// A Go map keeps its size after deletes: rebuild it and, when all that is left fits
+		// in a first chunk, make that chunk twice its content.
+		slots := make(map[string]int, 2*s.n)
+		for k, v := range s.slots {
+			slots[k] = v
 		}
-		s.slots = slots
+		s.slots, s.mapPeak = slots, s.n
+		if len(s.chunks) > 0 && s.n <= slotChunkSize/2 {
+			first := s.newChunk(max(2*s.n, 16))
+			first.keys = append(first.keys, s.chunks[0].keys...)
+			first.objs = append(first.objs, s.chunks[0].objs...)
+			first.cells = append(first.cells, s.chunks[0].cells...)
+			s.chunks = append(s.chunks[:0:0], first)
+		}
 	}
 }
 
 // buildStoreState builds the content for keys and objs (a repeated key keeps its last object)
-// with set's indices. It takes ownership of keys, which becomes the new content's key slice
+// with set's indices. It takes ownership of keys, whose array becomes the new content's keys
 // (compacted in place when keys repeat); objs is only read. It runs index functions and takes
 // no lock. The slots of objects whose index values could not be computed are returned in
 // increasing order, with one error each; such slots hold the new object but no index values
@@ -161,38 +246,48 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 	k := len(set.funcs)
 	s = storeState{
 		slots:   make(map[string]int, len(keys)),
-		objs:    make([]interface{}, 0, len(keys)),
-		cells:   make([]*[]string, len(keys)*k),
 		indices: make([]index, k),
 	}
 	for i := range s.indices {
 		s.indices[i] = index{}
 	}
+	all := make([]interface{}, 0, len(keys))
 	n := 0
 	for i, key := range keys {
 		if slot, ok := s.slots[key]; ok {
-			s.objs[slot] = objs[i]
+			all[slot] = objs[i]
 			continue
 		}
 		// keys[:n] holds the keys placed so far; key moves down to slot n before the table
 		// can read it there.
 		keys[n] = key
 		s.slots[key] = n
-		s.objs = append(s.objs, objs[i])
+		all = append(all, objs[i])
 		n++
 	}
 	clear(keys[n:])
-	s.keys = keys[:n]
-	s.cells = s.cells[:n*k]
+	s.n, s.mapPeak = n, n
+	cells := make([]*[]string, n*k)
+	// The chunks cut the three arrays; each has exactly its slots, so the first slot added
+	// later gives the last chunk an array of its own.
+	for start := 0; start < n; start += slotChunkSize {
+		end := min(start+slotChunkSize, n)
+		s.chunks = append(s.chunks, slotChunk{
+			keys:  keys[start:end:end],
+			objs:  all[start:end:end],
+			cells: cells[start*k : end*k : end*k],
+		})
+	}
 	if len(set.funcs) == 0 {
 		return s, nil, nil
 	}
 	vals := make([][]string, k)
-	for slot, key := range s.keys {
-		if s.objs[slot] == nil {
+	for slot := range n {
+		obj := s.obj(slot)
+		if obj == nil {
 			continue
 		}
-		if err := set.valuesInto(key, s.objs[slot], 0, vals); err != nil {
+		if err := set.valuesInto(keys[slot], obj, 0, vals); err != nil {
 			failed = append(failed, slot)
 			errs = append(errs, err)
 			continue

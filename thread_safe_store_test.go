@@ -204,36 +204,65 @@ func TestThreadSafeStoreConcurrency(t *testing.T) {
 	storeTestCheckState(t, s.(*cache).storage)
 }
 
-// TestThreadSafeStoreSlack checks how much room the slot slices keep after a store grows past
-// its exact size: a small store doubles, a large one (typically filled by Replace and then
-// changed a few objects at a time) grows by a quarter, and either way the content stays
-// consistent.
+// TestThreadSafeStoreSlack checks how much room the slot chunks keep: a store filled by
+// Replace keeps none, one filled an object at a time or grown past a Replace at most one chunk,
+// and one emptied again gives all but one chunk back; the content stays consistent throughout.
 func TestThreadSafeStoreSlack(t *testing.T) {
-	cases := []struct {
-		name    string
-		listed  int
-		wantCap int
-	}{
-		{"small store doubles", 1000, 2000},
-		{"large store grows by a quarter", storeGrowQuarterAbove + 10, (storeGrowQuarterAbove + 10) * 5 / 4},
+	room := func(c *threadSafeMap) int {
+		n := 0
+		for _, ch := range c.state.chunks {
+			n += cap(ch.keys)
+			if cap(ch.objs) != cap(ch.keys) || cap(ch.cells) != cap(ch.keys) {
+				t.Fatalf("chunk with room for %d keys, %d objects, %d cells (one index)", cap(ch.keys), cap(ch.objs), cap(ch.cells))
+			}
+		}
+		return n
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+	pod := func(i int) (string, interface{}) {
+		return fmt.Sprint("ns", i%7, "/o", i), storeTestPod(fmt.Sprint("ns", i%7), fmt.Sprint("o", i), "1")
+	}
+	for _, listed := range []int{10, 1000, 3*slotChunkSize + 10} {
+		t.Run(fmt.Sprint("replace ", listed), func(t *testing.T) {
 			c := newThreadSafeMap(Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
-			items := make(map[string]interface{}, tc.listed)
-			for i := range tc.listed {
-				key := fmt.Sprint("ns", i%7, "/o", i)
-				items[key] = storeTestPod(fmt.Sprint("ns", i%7), fmt.Sprint("o", i), "1")
+			items := make(map[string]interface{}, listed)
+			for i := range listed {
+				key, obj := pod(i)
+				items[key] = obj
 			}
 			c.Replace(items, "1")
-			c.Add("ns0/extra", storeTestPod("ns0", "extra", "2"))
-			if got := cap(c.state.keys); got != tc.wantCap {
-				t.Errorf("capacity %d after one Add to %d objects, want %d", got, tc.listed, tc.wantCap)
+			if got := room(c); got != listed {
+				t.Errorf("room for %d slots after a Replace of %d objects", got, listed)
 			}
-			if got := cap(c.state.cells); got != tc.wantCap {
-				t.Errorf("cell capacity %d, want %d (one index)", got, tc.wantCap)
+			c.Add(pod(listed))
+			if got := room(c); got > listed+1+slotChunkSize {
+				t.Errorf("room for %d slots after one Add to %d objects", got, listed)
 			}
 			storeTestCheckState(t, c)
 		})
 	}
+	t.Run("one at a time, then deleted", func(t *testing.T) {
+		c := newThreadSafeMap(Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+		const n = 5*slotChunkSize + 3
+		for i := range n {
+			c.Add(pod(i))
+			if got := room(c); got >= i+1+slotChunkSize {
+				t.Fatalf("room for %d slots with %d objects", got, i+1)
+			}
+		}
+		storeTestCheckState(t, c)
+		for i := range n - 10 {
+			key, _ := pod(i)
+			c.Delete(key)
+		}
+		storeTestCheckState(t, c)
+		if got := room(c); got > slotChunkSize {
+			t.Errorf("room for %d slots with 10 objects left of %d", got, n)
+		}
+		for i := range 10 {
+			key, _ := pod(n - 10 + i)
+			if got, ok := c.Get(key); !ok || got.(*storeTestObj).Name != fmt.Sprint("o", n-10+i) {
+				t.Errorf("Get(%q) = %v, %v after the others were deleted", key, got, ok)
+			}
+		}
+	})
 }
