@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kcache/cache/sharding"
 )
 
 // This file judges a sharded controller from the API server's audit log alone: who wrote which
@@ -57,9 +59,15 @@ type auditEvent struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
 			Name            string            `json:"name"`
+			UID             string            `json:"uid"`
 			ResourceVersion string            `json:"resourceVersion"`
 			Labels          map[string]string `json:"labels"`
+			Annotations     map[string]string `json:"annotations"`
 		} `json:"metadata"`
+		// Spec is a Lease's.
+		Spec struct {
+			HolderIdentity *string `json:"holderIdentity"`
+		} `json:"spec"`
 	} `json:"responseObject"`
 	RequestReceived time.Time `json:"requestReceivedTimestamp"`
 	Completed       time.Time `json:"stageTimestamp"`
@@ -70,8 +78,12 @@ type auditWrite struct {
 	user, verb, resource, name string
 	code                       int
 	// rv is the resourceVersion the write produced; 0 if it failed.
-	rv     uint64
-	labels map[string]string
+	rv          uint64
+	uid         string
+	labels      map[string]string
+	annotations map[string]string
+	// holder is a Lease's holder after the write.
+	holder string
 	// received and completed are when the server received the request and completed its
 	// response.
 	received, completed time.Time
@@ -104,6 +116,10 @@ type shardAudit struct {
 	// secretWrites holds the creates and updates of each ConfigMap's checksum Secret by the
 	// replicas, in the order the server received them, by ConfigMap name.
 	secretWrites map[string][]auditWrite
+	// cmWrites holds each ConfigMap's committed writes, leaseWrites the committed writes of
+	// Leases, in the order of their resourceVersions.
+	cmWrites    map[string][]auditWrite
+	leaseWrites []auditWrite
 	// changes holds when each ConfigMap was changed (a committed update or patch by a user
 	// other than the replicas'), by ConfigMap name.
 	changes map[string][]time.Time
@@ -133,7 +149,10 @@ func readAuditLog(path, ns string) ([]auditWrite, error) {
 			if ro.Metadata.Name != "" {
 				w.name = ro.Metadata.Name
 			}
-			w.labels = ro.Metadata.Labels
+			w.labels, w.annotations, w.uid = ro.Metadata.Labels, ro.Metadata.Annotations, ro.Metadata.UID
+			if h := ro.Spec.HolderIdentity; h != nil {
+				w.holder = *h
+			}
 			if rv := ro.Metadata.ResourceVersion; rv != "" {
 				if w.rv, err = strconv.ParseUint(rv, 10, 64); err != nil {
 					return nil, fmt.Errorf("audit log %s: resourceVersion %q: %w", path, rv, err)
@@ -148,19 +167,23 @@ func readAuditLog(path, ns string) ([]auditWrite, error) {
 	return out, nil
 }
 
-// newShardAudit builds the ownership periods and Secret writes from writes. shardLabel is the
-// ring's shard label; replicas are the users of the replica processes; secretSuffix ends the
-// name of a ConfigMap's Secret.
-func newShardAudit(writes []auditWrite, shardLabel string, replicas []string, secretSuffix string) *shardAudit {
+// newShardAudit sorts writes into Lease owners, ConfigMap changes and checksum Secret writes.
+// replicas are the users of the replica processes; secretSuffix ends the name of a ConfigMap's
+// Secret. labelPeriods or hashPeriods then builds the ownership periods.
+func newShardAudit(writes []auditWrite, replicas []string, secretSuffix string) *shardAudit {
 	a := &shardAudit{memberUser: map[string]string{}, periods: map[string][]ownership{}, secretWrites: map[string][]auditWrite{},
-		changes: map[string][]time.Time{}}
-	cmWrites := map[string][]auditWrite{}
+		changes: map[string][]time.Time{}, cmWrites: map[string][]auditWrite{}}
 	for _, w := range writes {
 		switch {
-		case w.resource == "leases" && w.verb == "create" && w.ok():
-			a.memberUser[w.name] = w.user
+		case w.resource == "leases" && w.ok():
+			if w.verb == "create" {
+				a.memberUser[w.name] = w.user
+			}
+			if w.rv != 0 {
+				a.leaseWrites = append(a.leaseWrites, w)
+			}
 		case w.resource == "configmaps" && w.ok() && w.rv != 0:
-			cmWrites[w.name] = append(cmWrites[w.name], w)
+			a.cmWrites[w.name] = append(a.cmWrites[w.name], w)
 			if (w.verb == "patch" || w.verb == "update") && !slices.Contains(replicas, w.user) {
 				a.changes[w.name] = append(a.changes[w.name], w.completed)
 			}
@@ -170,8 +193,21 @@ func newShardAudit(writes []auditWrite, shardLabel string, replicas []string, se
 			}
 		}
 	}
-	for cm, ws := range cmWrites {
-		slices.SortFunc(ws, func(x, y auditWrite) int { return cmpUint(x.rv, y.rv) })
+	byRV := func(x, y auditWrite) int { return cmpUint(x.rv, y.rv) }
+	for _, ws := range a.cmWrites {
+		slices.SortFunc(ws, byRV)
+	}
+	slices.SortFunc(a.leaseWrites, byRV)
+	for _, ws := range a.secretWrites {
+		slices.SortFunc(ws, func(x, y auditWrite) int { return x.received.Compare(y.received) })
+	}
+	return a
+}
+
+// labelPeriods builds the ownership periods of label mode from the ConfigMaps' shard label
+// (shardLabel) after each write.
+func (a *shardAudit) labelPeriods(shardLabel string) {
+	for cm, ws := range a.cmWrites {
 		var ps []ownership
 		cur := ""
 		for _, w := range ws {
@@ -194,10 +230,108 @@ func newShardAudit(writes []auditWrite, shardLabel string, replicas []string, se
 		}
 		a.periods[cm] = ps
 	}
-	for _, ws := range a.secretWrites {
-		slices.SortFunc(ws, func(x, y auditWrite) int { return x.received.Compare(y.received) })
+}
+
+// Lease annotations of hash mode: the sharder's Lease publishes the ring's epoch as
+// "number:member,member,…"; each member's Lease carries the number of the last epoch it
+// acknowledged.
+const (
+	epochAnnotation        = "sharding.kcache.dev/epoch"
+	acknowledgedAnnotation = "sharding.kcache.dev/acknowledged"
+)
+
+// hashPeriods builds the ownership periods of hash mode from the Lease writes. Members own
+// hash ranges of the shard key (sharding.HashRanges of an epoch's members); keyHash gives each
+// ConfigMap's hash. By the protocol, a member may reconcile a key from the moment every other
+// member of an epoch that gives it the key has acknowledged exactly that epoch, until it
+// acknowledges an epoch that does not give it the key, or its Lease is released or deleted.
+// Those are the periods; unlike label periods, two of them could overlap, if the protocol let
+// them.
+func (a *shardAudit) hashPeriods(sharderLease string, keyHash func(cm string) (uint64, bool)) {
+	type epoch struct {
+		number  uint64
+		members []string
 	}
-	return a
+	parseEpoch := func(v string) (epoch, bool) {
+		num, names, ok := strings.Cut(v, ":")
+		n, err := strconv.ParseUint(num, 10, 64)
+		if !ok || err != nil {
+			return epoch{}, false
+		}
+		e := epoch{number: n}
+		if names != "" {
+			e.members = strings.Split(names, ",")
+		}
+		return e, true
+	}
+	owner := func(h uint64, members []string) string {
+		for m, rs := range sharding.HashRanges(members) {
+			if sharding.InRanges(h, rs) {
+				return m
+			}
+		}
+		return ""
+	}
+	for cm := range a.cmWrites {
+		h, ok := keyHash(cm)
+		if !ok {
+			continue
+		}
+		epochs := map[uint64]epoch{}
+		var cur epoch
+		acks := map[string]uint64{}
+		open := map[string]int{} // member → index of its open period in ps
+		var ps []ownership
+		closePeriod := func(m string, w auditWrite) {
+			if i, ok := open[m]; ok {
+				ps[i].endRV, ps[i].ended, ps[i].endedBy = w.rv, w.completed, w.user
+				delete(open, m)
+			}
+		}
+		for _, w := range a.leaseWrites {
+			switch {
+			case w.name == sharderLease:
+				if e, ok := parseEpoch(w.annotations[epochAnnotation]); ok && e.number > cur.number {
+					cur = e
+					epochs[e.number] = e
+				}
+			case w.verb == "delete" || w.holder == "":
+				// Released or confirmed gone: the member does nothing more.
+				closePeriod(w.name, w)
+				continue
+			default:
+				n, err := strconv.ParseUint(w.annotations[acknowledgedAnnotation], 10, 64)
+				if err != nil || n == acks[w.name] {
+					break
+				}
+				acks[w.name] = n
+				if e, ok := epochs[n]; ok && owner(h, e.members) != w.name {
+					closePeriod(w.name, w)
+				}
+			}
+			// Does this write let the key's owner in the current epoch start?
+			m := owner(h, cur.members)
+			if m == "" {
+				continue
+			}
+			if _, ok := open[m]; ok {
+				continue
+			}
+			ready := true
+			for _, x := range cur.members {
+				if x != m && acks[x] != cur.number {
+					ready = false
+					break
+				}
+			}
+			if ready {
+				open[m] = len(ps)
+				ps = append(ps, ownership{member: m, user: a.memberUser[m], startRV: w.rv, endRV: math.MaxUint64,
+					started: w.received, startDone: w.completed})
+			}
+		}
+		a.periods[cm] = ps
+	}
 }
 
 func cmpUint(x, y uint64) int {
@@ -210,16 +344,6 @@ func cmpUint(x, y uint64) int {
 	return 0
 }
 
-// ownerAt returns the ownership period of cm in which version rv was committed.
-func (a *shardAudit) ownerAt(cm string, rv uint64) (ownership, bool) {
-	for _, p := range a.periods[cm] {
-		if p.startRV < rv && rv < p.endRV {
-			return p, true
-		}
-	}
-	return ownership{}, false
-}
-
 // doubleReconciles describes every committed Secret write outside its user's ownership, and
 // returns the number of committed Secret writes checked.
 func (a *shardAudit) doubleReconciles() (found []string, checked int) {
@@ -229,18 +353,46 @@ func (a *shardAudit) doubleReconciles() (found []string, checked int) {
 				continue
 			}
 			checked++
-			p, ok := a.ownerAt(cm, w.rv)
+			mine := false
+			var others []string
+			for _, p := range a.periods[cm] {
+				if p.startRV < w.rv && w.rv < p.endRV {
+					if p.user == w.user {
+						mine = true
+					} else {
+						others = append(others, fmt.Sprintf("%s (%s, versions %d–%d)", p.member, p.user, p.startRV, p.endRV))
+					}
+				}
+			}
 			switch {
-			case !ok:
+			case len(others) > 0:
+				found = append(found, fmt.Sprintf("%s: %s %s its Secret at version %d inside the ownership of %s",
+					cm, w.user, w.verb, w.rv, strings.Join(others, ", ")))
+			case !mine:
 				found = append(found, fmt.Sprintf("%s: %s %s its Secret at version %d while nobody owned it", cm, w.user, w.verb, w.rv))
-			case p.user != w.user:
-				found = append(found, fmt.Sprintf("%s: %s %s its Secret at version %d inside the ownership of %s (%s, versions %d–%d)",
-					cm, w.user, w.verb, w.rv, p.member, p.user, p.startRV, p.endRV))
 			}
 		}
 	}
 	slices.Sort(found)
 	return found, checked
+}
+
+// overlaps describes every pair of ownership periods of one ConfigMap, of different members,
+// that share a version: two members allowed to reconcile one key at once.
+func (a *shardAudit) overlaps() []string {
+	var found []string
+	for cm, ps := range a.periods {
+		for i, p := range ps {
+			for _, q := range ps[i+1:] {
+				if p.member != q.member && p.startRV < q.endRV && q.startRV < p.endRV {
+					found = append(found, fmt.Sprintf("%s: %s (versions %d–%d) and %s (versions %d–%d)",
+						cm, p.member, p.startRV, p.endRV, q.member, q.startRV, q.endRV))
+				}
+			}
+		}
+	}
+	slices.Sort(found)
+	return found
 }
 
 // attemptsOutside describes every Secret write, committed or refused, that the server received
@@ -288,14 +440,14 @@ func (a *shardAudit) ownerChanges() (acknowledged, reassigned, unknown int) {
 
 // departure is how the ConfigMaps a process owned at an event (its crash or its leave) left it.
 type departure struct {
-	// keys is how many it owned; stuck how many it still owned at the end of the log.
+	// keys is how many it owned; stuck how many nobody else came to own.
 	keys, stuck int
-	// lastMoved is how long after the event the last of them moved to another member.
+	// lastMoved is how long after the event the last of them got its new owner.
 	lastMoved time.Duration
-	// stale counts those changed after the event and before they moved (their Secrets were
-	// stale when the new owner got them); fixed counts the stale ones the new owner wrote the
-	// Secret of before the end of the phase, and lastFixed is how long after the event the last
-	// of those first writes came.
+	// stale counts those changed after the event and before their new owner got them (their
+	// Secrets were stale then); fixed counts the stale ones the new owner wrote the Secret of
+	// before the end of the phase, and lastFixed is how long after the event the last of those
+	// first writes came.
 	stale, fixed int
 	lastFixed    time.Duration
 }
@@ -305,21 +457,27 @@ type departure struct {
 func (a *shardAudit) leftBy(user string, at, until time.Time) departure {
 	var d departure
 	for cm, ps := range a.periods {
-		for i, p := range ps {
+		for _, p := range ps {
 			if p.user != user || p.startDone.After(at) || (!p.open() && !p.ended.After(at)) {
 				continue
 			}
 			d.keys++
-			if p.open() {
+			// The new owner: the next period, of another user, that starts after this one ends.
+			var next *ownership
+			for i := range ps {
+				if q := &ps[i]; q.user != user && !p.open() && q.startRV >= p.endRV && (next == nil || q.startRV < next.startRV) {
+					next = q
+				}
+			}
+			if next == nil {
 				d.stuck++
 				continue
 			}
-			d.lastMoved = max(d.lastMoved, p.ended.Sub(at))
-			if !slices.ContainsFunc(a.changes[cm], func(c time.Time) bool { return c.After(at) && c.Before(p.ended) }) || i+1 == len(ps) {
+			d.lastMoved = max(d.lastMoved, next.startDone.Sub(at))
+			if !slices.ContainsFunc(a.changes[cm], func(c time.Time) bool { return c.After(at) && c.Before(next.startDone) }) {
 				continue
 			}
 			d.stale++
-			next := ps[i+1]
 			for _, w := range a.secretWrites[cm] {
 				if w.user == next.user && w.ok() && w.rv > next.startRV && w.completed.Before(until) {
 					d.lastFixed = max(d.lastFixed, w.completed.Sub(at))
@@ -398,7 +556,8 @@ func TestShardAuditRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a := newShardAudit(append(slices.Clone(base), tc.extra...), label, []string{"u1", "u2"}, "-sum")
+			a := newShardAudit(append(slices.Clone(base), tc.extra...), []string{"u1", "u2"}, "-sum")
+			a.labelPeriods(label)
 			doubles, _ := a.doubleReconciles()
 			outside, _ := a.attemptsOutside()
 			if len(doubles) != tc.doubles || len(outside) != tc.outside {
@@ -424,5 +583,86 @@ func TestShardAuditRules(t *testing.T) {
 				t.Errorf("joinedBy(u1) up to 4s = %d keys, want 0", keys)
 			}
 		})
+	}
+}
+
+// TestShardAuditHashPeriods checks the hash-mode periods on a made-up log: a member alone, a
+// join handed over by acknowledgement, a crash confirmed by the sharder, and the writes that
+// would break them.
+func TestShardAuditHashPeriods(t *testing.T) {
+	// A key that m2 owns once it joins m1.
+	var h uint64
+	for i := range uint64(1 << 10) {
+		h = i << 54
+		if rs := sharding.HashRanges([]string{"m1", "m2"})["m2"]; sharding.InRanges(h, rs) {
+			break
+		}
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	lease := func(user, name, verb string, rv uint64, ms int, holder string, ann map[string]string) auditWrite {
+		return auditWrite{user: user, verb: verb, resource: "leases", name: name, code: 200, rv: rv, holder: holder,
+			annotations: ann, received: at(ms - 1), completed: at(ms)}
+	}
+	epoch := func(user string, rv uint64, ms int, v string) auditWrite {
+		return lease(user, "ring-sharder", "update", rv, ms, "x", map[string]string{epochAnnotation: v})
+	}
+	ack := func(user, member string, rv uint64, ms int, n string) auditWrite {
+		return lease(user, member, "update", rv, ms, member, map[string]string{acknowledgedAnnotation: n})
+	}
+	secret := func(user string, rv uint64, ms int) auditWrite {
+		return auditWrite{user: user, verb: "update", resource: "secrets", name: "a-sum", code: 200, rv: rv, received: at(ms - 1), completed: at(ms)}
+	}
+	base := []auditWrite{
+		{user: "writer", verb: "create", resource: "configmaps", name: "a", code: 201, rv: 5, completed: at(0)},
+		lease("u1", "m1", "create", 10, 10, "m1", nil),
+		epoch("u1", 20, 20, "1:m1"), // m1 alone: it owns the key at once
+		secret("u1", 30, 30),        //
+		lease("u2", "m2", "create", 40, 40, "m2", nil),
+		epoch("u1", 50, 50, "2:m1,m2"),                 // m2 joins and owns the key once m1 acknowledged epoch 2
+		secret("u1", 60, 60),                           // m1 still reconciles: it has not acknowledged
+		ack("u1", "m1", 70, 70, "2"),                   // m1 hands over
+		secret("u2", 80, 80),                           // m2 reconciles
+		lease("u1", "m2", "delete", 90, 5000, "", nil), // m2 crashed; the sharder confirmed it gone
+		epoch("u1", 100, 5010, "3:m1"),
+		secret("u1", 110, 5100),
+	}
+	cases := []struct {
+		name    string
+		extra   []auditWrite
+		doubles int
+	}{
+		{name: "clean"},
+		{name: "new owner before the acknowledgement", extra: []auditWrite{secret("u2", 65, 65)}, doubles: 1},
+		{name: "old owner after its acknowledgement", extra: []auditWrite{secret("u1", 85, 85)}, doubles: 1},
+		{name: "dead owner after its Lease was deleted", extra: []auditWrite{secret("u2", 95, 5005)}, doubles: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newShardAudit(append(slices.Clone(base), tc.extra...), []string{"u1", "u2"}, "-sum")
+			a.hashPeriods("ring-sharder", func(string) (uint64, bool) { return h, true })
+			if o := a.overlaps(); len(o) > 0 {
+				t.Errorf("overlapping periods: %q", o)
+			}
+			doubles, _ := a.doubleReconciles()
+			if len(doubles) != tc.doubles {
+				t.Errorf("doubles %q, want %d", doubles, tc.doubles)
+			}
+			acked, reassigned, unknown := a.ownerChanges()
+			if acked != 1 || reassigned != 1 || unknown != 0 {
+				t.Errorf("owner changes: %d acknowledged, %d reassigned, %d unknown; want 1, 1, 0", acked, reassigned, unknown)
+			}
+			if d := a.leftBy("u2", at(1000), at(9000)); d.keys != 1 || d.stuck != 0 || d.lastMoved != 4010*time.Millisecond {
+				t.Errorf("leftBy(u2) = %+v, want 1 key reassigned after 4.01s", d)
+			}
+		})
+	}
+	// A protocol that let m2 start before m1 acknowledged shows as overlapping periods.
+	early := slices.Clone(base)
+	early[5] = epoch("u1", 50, 50, "2:m2") // m1 missing from the epoch: nobody waits for it
+	a := newShardAudit(early, []string{"u1", "u2"}, "-sum")
+	a.hashPeriods("ring-sharder", func(string) (uint64, bool) { return h, true })
+	if o := a.overlaps(); len(o) != 1 {
+		t.Errorf("overlaps %q, want one", o)
 	}
 }

@@ -31,8 +31,9 @@ import (
 
 // The replicas of TestShardingProcesses authenticate as users of their own, so that the API
 // server's audit log tells which process made each write; the test's writer is one more user.
-// The audit policy logs, for these users only, every write to ConfigMaps and Secrets with the
-// response (labels and resourceVersion) and every write to Leases (which member is whose).
+// The audit policy logs, for these users only, every write to ConfigMaps, Secrets and Leases
+// with the response: labels and resourceVersion, which member is whose, and in hash mode the
+// epochs and acknowledgements the Leases carry.
 const (
 	procsGroup  = "kcache:sharding-procs"
 	procsWriter = "procs-writer"
@@ -62,10 +63,6 @@ rules:
   resources:
   - group: ""
     resources: ["configmaps", "secrets"]
-- level: Metadata
-  userGroups: ["` + procsGroup + `"]
-  verbs: ["create", "update", "patch", "delete"]
-  resources:
   - group: "coordination.k8s.io"
     resources: ["leases"]
 - level: None
@@ -624,12 +621,20 @@ func (r *procsRun) judge() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newShardAudit(writes, r.labels.Shard(), procsReplicas, procsSecretSuffix)
+	a := newShardAudit(writes, procsReplicas, procsSecretSuffix)
+	a.labelPeriods(r.labels.Shard())
 	doubles, committed := a.doubleReconciles()
 	outside, attempts := a.attemptsOutside()
 	acked, reassigned, unknown := a.ownerChanges()
-	r.report("audit: %d writes; %d Secret writes committed, %d double reconciles; %d attempts, %d outside ownership",
-		len(writes), committed, len(doubles), attempts, len(outside))
+	overlaps := a.overlaps()
+	r.report("audit: %d writes; %d Secret writes committed, %d double reconciles; %d attempts, %d outside ownership; %d overlapping ownerships",
+		len(writes), committed, len(doubles), attempts, len(outside), len(overlaps))
+	for i, o := range overlaps {
+		if i == 20 {
+			break
+		}
+		t.Errorf("two members owned a ConfigMap at once: %s", o)
+	}
 	r.report("audit: %d owner changes (%d handed over by acknowledgement, %d reassigned after the owner was gone)",
 		acked+reassigned, acked, reassigned)
 	if unknown > 0 {
