@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -62,14 +61,15 @@ func HashRanges(members []string) map[string][]HashRange {
 	if len(members) == 0 {
 		return out
 	}
-	for i := range uint64(hashSegments) {
-		m, _ := Assign("segment/"+strconv.FormatUint(i, 10), members)
-		r := HashRange{Start: i * segmentWidth, End: (i + 1) * segmentWidth} // the last End wraps to 0
-		if rs := out[m]; len(rs) > 0 && rs[len(rs)-1].End == r.Start {
-			rs[len(rs)-1].End = r.End
-			continue
+	owned := map[string]*segments{}
+	for i, m := range segmentOwners(members) {
+		if owned[m] == nil {
+			owned[m] = &segments{}
 		}
-		out[m] = append(out[m], r)
+		owned[m].add(i)
+	}
+	for m, s := range owned {
+		out[m] = s.ranges()
 	}
 	return out
 }
