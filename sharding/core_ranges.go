@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The hash-range form of assignment, for selecting a member's objects without writing to
@@ -97,4 +99,45 @@ func ShardSelector(field string, ranges []HashRange) (string, error) {
 		terms = append(terms, fmt.Sprintf("shardRange(%s, '0x%016x', '%s')", field, r.Start, end))
 	}
 	return strings.Join(terms, " || "), nil
+}
+
+// keyHash is the hash of a shard key that only clients compute (a Key function's): FNV-1a,
+// then the SplitMix64 finalizer. Plain FNV-1a changes only its low 48 bits when the last byte
+// of the key changes, so keys that differ only there ("cm-1" … "cm-9") would share a segment;
+// servers hash plainly, so the fields they select by (HashKey) cannot be mixed.
+func keyHash(key string) uint64 {
+	h := HashKey(key)
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+// hashOf returns the hash of m's shard key, m an object of r: the server's hash of the field
+// its shard selector would hash (r.ShardField), or else keyHash of r's key.
+func (r Resource) hashOf(m metav1.Object) uint64 {
+	switch r.ShardField {
+	case FieldUID:
+		return HashKey(string(m.GetUID()))
+	case FieldNamespace:
+		return HashKey(m.GetNamespace())
+	}
+	return keyHash(r.key(m))
+}
+
+// controlledHashOf returns the hash that m, an object of one of r's Controlled resources,
+// follows: its owner's, and false if m is not sharded with an owner of r (see ownerOf). With
+// FieldNamespace an object and its owner share the namespace; FieldUID cannot be followed (New
+// rejects it with Controlled resources).
+func (r Resource) controlledHashOf(m metav1.Object) (uint64, bool) {
+	owner, ok := r.ownerOf(m)
+	if !ok {
+		return 0, false
+	}
+	if r.ShardField == FieldNamespace {
+		return HashKey(m.GetNamespace()), true
+	}
+	return keyHash(r.controlledKey(owner)), true
 }

@@ -102,3 +102,44 @@ func ExampleShard() {
 	}
 	queue.Done(key)
 }
+
+// The zero-write mode: members own hash ranges of the shard key instead of labels, so nothing
+// is ever written to a sharded object. Here widgets are keyed by namespace, which the server
+// can select by (KEP-5866 shard selectors, where the ShardedListAndWatch feature is on), and
+// the config maps they control follow them; SelectClient wraps the factory's client so the
+// member's informers list and watch only its ranges, and change selection when they move.
+func ExampleSelectClient() {
+	var config *rest.Config // from the kubeconfig or in-cluster
+	if config == nil {
+		return // this example only shows the wiring
+	}
+	widgets := schema.GroupVersionResource{Group: "example.dev", Version: "v1", Resource: "widgets"}
+	configMaps := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	shard, err := sharding.New(config, sharding.Options{
+		Ring:      "widget-controller",
+		Namespace: "widget-system",
+		Selection: sharding.SelectByHash,
+		Resources: []sharding.Resource{{
+			Resource:   widgets,
+			ShardField: sharding.FieldNamespace, // or none, and Key: client-side selection
+			Kind:       "Widget",
+			Controlled: []schema.GroupVersionResource{configMaps},
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	go func() { _ = shard.Run(ctx) }()
+	<-shard.Ready()
+	if server, err := shard.ServerSelection(ctx, widgets); err == nil {
+		fmt.Println("selected on the server:", server) // else every member receives every event
+	}
+
+	dyn := dynamic.NewForConfigOrDie(config)
+	factory := informers.NewSharedInformerFactory(0)
+	informer := informers.ForResource(factory, widgets, sharding.SelectClient(shard, widgets, dyn.Resource(widgets).Namespace)).Informer()
+	_ = informers.ForResource(factory, configMaps, sharding.SelectClient(shard, configMaps, dyn.Resource(configMaps).Namespace))
+	gate := shard.Gate(widgets, informer.GetIndexer().GetByKey) // the same Gate and workers as with labels
+	_ = gate
+}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var (
@@ -57,6 +58,12 @@ var errStateChanged = errors.New("sharding: object's shard labels changed")
 // processed, after that reconcile ended — never during it — and the member never reconciles
 // the key afterwards unless the object is assigned to it again.
 //
+// With SelectByHash the gate lets a reconcile run only while the object's shard key hashes
+// into a range the member reconciles (its ranges in the ring's current epoch, once every
+// previous owner acknowledged it), and counts the running reconciles of each range, so that
+// the member acknowledges an epoch that takes a range away only after they returned. No
+// object is written to.
+//
 // One Gate is shared by every controller of the member that reconciles keys of the resource.
 // All methods are safe for concurrent use.
 type Gate struct {
@@ -65,6 +72,10 @@ type Gate struct {
 	lookup Lookup
 	ack    Acknowledger
 	fence  *fence
+	// ranges and hash are set with SelectByHash: the member's ranges, and the hash of an
+	// object's shard key.
+	ranges *rangeMember
+	hash   func(metav1.Object) uint64
 
 	// mu guards inflight and handedOver.
 	mu sync.Mutex
@@ -97,7 +108,8 @@ func (g *Gate) Do(ctx context.Context, key string, reconcile func(ctx context.Co
 // reconcile ends; until then the gate will not acknowledge a drain of key. Otherwise it
 // returns an error:
 //
-//   - the object is not cached, or assigned elsewhere, or handed over: ErrNotAssigned;
+//   - the object is not cached, or assigned elsewhere, or handed over, or (SelectByHash) its
+//     key's hash is outside the ranges the member reconciles now: ErrNotAssigned;
 //   - it is draining and no reconcile of key is in flight: Begin acknowledges (clears the
 //     labels) and returns ErrHandedOver, or the acknowledgement's error to retry later;
 //   - it is draining and a reconcile is in flight: ErrBusy;
@@ -116,6 +128,9 @@ func (g *Gate) Begin(ctx context.Context, key string) (context.Context, func(), 
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sharding: cached object of %q: %w", key, err)
+	}
+	if g.ranges != nil {
+		return g.beginHashed(ctx, m)
 	}
 	shard, draining := g.labels.stateOf(m.GetLabels())
 	if shard != g.member {
@@ -150,6 +165,24 @@ func (g *Gate) Begin(ctx context.Context, key string) (context.Context, func(), 
 		})
 	}
 	return rctx, done, nil
+}
+
+// beginHashed is Begin with SelectByHash.
+func (g *Gate) beginHashed(ctx context.Context, m metav1.Object) (context.Context, func(), error) {
+	exit, err := g.ranges.begin(g.hash(m))
+	if err != nil {
+		return nil, nil, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	stopFence := context.AfterFunc(g.fence.ctx, cancel)
+	var once sync.Once
+	return rctx, func() {
+		once.Do(func() {
+			stopFence()
+			cancel()
+			exit()
+		})
+	}, nil
 }
 
 // acknowledge hands key over if no reconcile of it is in flight.

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 )
 
@@ -58,19 +55,12 @@ func (t LeaseTiming) withDefaults() (LeaseTiming, error) {
 	return t, nil
 }
 
-// holdLease runs client-go's leader election on the lease namespace/name with identity
-// identity, labelled labels, through a fencedLock on f. It calls started once the lease is held, and
-// returns when ctx is done (after releasing the lease, once the work under f has ended) or
-// when the lease is lost; either way f is closed on return. It returns ErrLeaseLost if the
-// lease was lost rather than released.
-func holdLease(ctx context.Context, client coordinationv1client.LeasesGetter, namespace, name, identity string, labels map[string]string,
-	timing LeaseTiming, c clock.WithDelayedExecution, f *fence, started func()) error {
-	inner := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Client:     client,
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
-		Labels:     labels,
-	}
+// holdLease runs client-go's leader election on the Lease of inner (its identity and labels)
+// through a fencedLock on f. It calls started once the lease is held, and returns when ctx is
+// done (after releasing the lease, once the work under f has ended) or when the lease is lost;
+// either way f is closed on return. It returns ErrLeaseLost if the lease was lost rather than
+// released.
+func holdLease(ctx context.Context, inner *leaseLock, timing LeaseTiming, c clock.WithDelayedExecution, f *fence, started func()) error {
 	lock := newFencedLock(inner, c, f, timing.LeaseDuration, timing.SkewMargin)
 	defer lock.stop()
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
@@ -79,7 +69,7 @@ func holdLease(ctx context.Context, client coordinationv1client.LeasesGetter, na
 		RenewDeadline:   timing.RenewDeadline,
 		RetryPeriod:     timing.RetryPeriod,
 		ReleaseOnCancel: true,
-		Name:            name,
+		Name:            inner.name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(context.Context) { started() },
 			OnStoppedLeading: func() {},

@@ -28,7 +28,7 @@ func TestHoldLease(t *testing.T) {
 		started := make(chan struct{})
 		errc := make(chan error, 1)
 		go func() {
-			errc <- holdLease(ctx, client.CoordinationV1(), "ns", "m1", "m1", map[string]string{RingLabel: "r"},
+			errc <- holdLease(ctx, newLeaseLock(client.CoordinationV1(), "ns", "m1", "m1", map[string]string{RingLabel: "r"}),
 				testTiming, clock.RealClock{}, f, func() { f.open(); close(started) })
 		}()
 		<-started
@@ -90,7 +90,7 @@ func TestHoldLeaseFencesBeforeExpiry(t *testing.T) {
 		started := make(chan struct{})
 		errc := make(chan error, 1)
 		go func() {
-			errc <- holdLease(context.Background(), client.CoordinationV1(), "ns", "m1", "m1", nil,
+			errc <- holdLease(context.Background(), newLeaseLock(client.CoordinationV1(), "ns", "m1", "m1", nil),
 				testTiming, clock.RealClock{}, f, func() { f.open(); close(started) })
 		}()
 		<-started

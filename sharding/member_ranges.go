@@ -18,10 +18,11 @@ type rangeMember struct {
 	inflight [hashSegments]int
 	// busy has the segments whose inflight count is not 0.
 	busy segments
-	// changed receives a signal (capacity 1) when an acknowledgement may have become due or
-	// the owned ranges changed.
+	// changed receives a signal (capacity 1) when an acknowledgement may have become due.
 	changed chan struct{}
-	// watchers are called, outside mu, with the owned ranges whenever they change.
+	// generation counts the changes of the active segments.
+	generation uint64
+	// watchers are called, outside mu, whenever the active segments change.
 	watchers []*rangeWatcher
 }
 
@@ -78,19 +79,23 @@ func (r *rangeMember) begin(h uint64) (func(), error) {
 }
 
 // observe adopts e if it is newer, and activates the owned segments if every other member of
-// the adopted epoch acknowledged it. It calls the range watchers if the owned ranges changed.
+// the adopted epoch acknowledged it. It calls the range watchers if the active segments
+// changed.
 func (r *rangeMember) observe(e Epoch, acked func(member string) (uint64, bool)) {
 	r.mu.Lock()
-	before := r.state.owned
+	before := r.state.active
 	advanced := r.state.advance(e)
-	activated := r.state.activate(acked)
-	owned := r.state.owned
+	r.state.activate(acked)
+	changed := r.state.active != before
+	if changed {
+		r.generation++
+	}
 	watchers := slices.Clone(r.watchers)
 	r.mu.Unlock()
-	if advanced || activated {
+	if advanced {
 		r.signal()
 	}
-	if owned != before {
+	if changed {
 		for _, w := range watchers {
 			w.notify()
 		}
@@ -111,21 +116,15 @@ func (r *rangeMember) acknowledged(n uint64) {
 	r.state.acknowledged(n)
 }
 
-// owned returns the ranges the member owns in the adopted epoch and the epoch's number.
-func (r *rangeMember) owned() (uint64, []HashRange) {
+// active returns the ranges the member reconciles now and the generation of that set (it
+// grows with every change).
+func (r *rangeMember) active() (uint64, []HashRange) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.state.epoch.Number, r.state.owned.ranges()
+	return r.generation, r.state.active.ranges()
 }
 
-// ownsHash reports whether h lies in a segment the member owns in the adopted epoch.
-func (r *rangeMember) ownsHash(h uint64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.state.owned.has(segmentOf(h))
-}
-
-// watch calls notify whenever the owned ranges change, until the returned func is called.
+// watch calls notify whenever the active ranges change, until the returned func is called.
 func (r *rangeMember) watch(notify func()) (stop func()) {
 	w := &rangeWatcher{notify: notify}
 	r.mu.Lock()

@@ -34,11 +34,16 @@ func (s *Shard) Run(ctx context.Context) error {
 	if !s.opts.DisableSharder {
 		wg.Go(func() { s.campaign(campaignCtx) })
 	}
-	err := holdLease(ctx, s.client.CoordinationV1(), s.opts.Namespace, s.name, s.name, map[string]string{RingLabel: s.labels.Ring()},
-		s.timing, s.opts.Clock, s.fence, func() {
-			s.fence.open()
-			close(s.ready)
-		})
+	lock := newLeaseLock(s.client.CoordinationV1(), s.opts.Namespace, s.name, s.name, map[string]string{RingLabel: s.labels.Ring()})
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	err := holdLease(ctx, lock, s.timing, s.opts.Clock, s.fence, func() {
+		s.fence.open()
+		close(s.ready)
+		if s.ranges != nil {
+			wg.Go(func() { s.followEpochs(followCtx, lock) })
+		}
+	})
+	stopFollowing()
 	stopCampaign()
 	wg.Wait()
 	return err
@@ -52,18 +57,33 @@ func (s *Shard) campaign(ctx context.Context) {
 	for ctx.Err() == nil {
 		f := newFence()
 		var wg sync.WaitGroup
-		_ = holdLease(ctx, s.client.CoordinationV1(), s.opts.Namespace, s.labels.Ring()+"-sharder", s.name, nil,
-			s.timing, s.opts.Clock, f, func() {
-				f.open()
-				if f.enter() {
-					wg.Go(func() {
-						defer f.exit()
+		lock := newLeaseLock(s.client.CoordinationV1(), s.opts.Namespace, s.labels.Ring()+"-sharder", s.name, nil)
+		_ = holdLease(ctx, lock, s.timing, s.opts.Clock, f, func() {
+			f.open()
+			if f.enter() {
+				wg.Go(func() {
+					defer f.exit()
+					if s.ranges != nil {
+						sh.leadEpochs(f.ctx, lock)
+					} else {
 						sh.lead(f.ctx)
-					})
-				}
-			})
+					}
+				})
+			}
+		})
 		wg.Wait()
 	}
+}
+
+// resource returns the ring's Resource of gvr; a resource that is not one of Options.Resources
+// gets the defaults (keyed by KeyByName).
+func (s *Shard) resource(gvr schema.GroupVersionResource) Resource {
+	for _, r := range s.opts.Resources {
+		if r.Resource == gvr {
+			return r
+		}
+	}
+	return Resource{Resource: gvr}
 }
 
 // Gate returns the member's gate for resource, whose objects lookup reads from the member's
@@ -77,6 +97,9 @@ func (s *Shard) Gate(resource schema.GroupVersionResource, lookup Lookup) *Gate 
 		return g
 	}
 	g := newGate(s.labels, s.name, lookup, s.acknowledger(resource), s.fence)
+	if s.ranges != nil {
+		g.ranges, g.hash = s.ranges, s.resource(resource).hashOf
+	}
 	s.gates[resource] = g
 	return g
 }

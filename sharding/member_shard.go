@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -50,6 +52,15 @@ type Resource struct {
 	// member's cache holds an owner's controlled objects. The ring's controllers read them but
 	// do not reconcile them as keys of their own; they move without a drain, after their owner.
 	Controlled []schema.GroupVersionResource
+	// ShardField, with SelectByHash, keys the objects by a field the API server can hash
+	// itself — FieldUID or FieldNamespace — so that members select their objects with a
+	// server-side shard selector where the server supports it (ListOptions.ShardSelector, the
+	// ShardedListAndWatch feature), and client-side otherwise. Empty (the default) keys them by
+	// Key and selects client-side. With FieldUID, Controlled must be empty: a controlled object
+	// has a UID of its own and cannot follow its owner's. Must be empty with SelectByLabels.
+	//
+	// kcache extension, as is all of this package.
+	ShardField string
 }
 
 // selects reports whether an object with these labels is one the ring shards.
@@ -77,6 +88,34 @@ func (r Resource) controlledKey(owner *metav1.ObjectMeta) string {
 	return r.key(owner)
 }
 
+// Selection is how the members of a ring select their objects.
+type Selection int
+
+const (
+	// SelectByLabels (the default): the sharder labels every sharded object with its member,
+	// and members list and watch their label (see SHARDING.md). Every new object gets a label
+	// patch, and every moved object a drain, an acknowledgement and an assignment.
+	SelectByLabels Selection = iota
+	// SelectByHash: members own ranges of the hash of the shard key, computed from the ring's
+	// membership, which the sharder publishes on its Lease as an epoch; a member starts on a
+	// range only after every other member acknowledged the epoch on its Lease. Nothing is ever
+	// written to a sharded object: a membership change costs a few Lease writes, whatever the
+	// number of objects. Members select their objects through Shard.ListerWatcher or
+	// SelectClient.
+	SelectByHash
+)
+
+// String returns "labels" or "hash".
+func (s Selection) String() string {
+	switch s {
+	case SelectByLabels:
+		return "labels"
+	case SelectByHash:
+		return "hash"
+	}
+	return "Selection(" + strconv.Itoa(int(s)) + ")"
+}
+
 // Options configures a Shard.
 type Options struct {
 	// Ring is the ring's name; every replica of the controller uses the same. Required; see
@@ -93,6 +132,14 @@ type Options struct {
 	Identity string
 	// Resources are the ring's sharded resources. The sharder labels only these.
 	Resources []Resource
+	// Selection is how members select their objects: SelectByLabels (the default) or
+	// SelectByHash. Every replica of a ring must use the same.
+	Selection Selection
+	// ClientSideSelection, with SelectByHash, never sends shard selectors to the server: every
+	// member lists and watches all objects of its resources and drops those outside its ranges
+	// before its cache and handlers. Without it, resources with a ShardField are selected on
+	// the server when it applies shard selectors (see ServerSelection).
+	ClientSideSelection bool
 	// LeaseTiming sets the lease durations; zero fields take their defaults.
 	LeaseTiming LeaseTiming
 	// DisableSharder keeps this replica out of the sharder election.
@@ -117,19 +164,25 @@ type Options struct {
 // share and a Gate per resource. Create it with New, call Run, start the controllers once
 // Ready is closed, and reconcile through Gate.Do.
 type Shard struct {
-	name    string
-	labels  Labels
-	opts    Options
-	timing  LeaseTiming
-	client  kubernetes.Interface
-	meta    metadata.Interface
-	fence   *fence
-	ready   chan struct{}
-	running sync.Once
+	name string
+	// ranges is the member's state of the hash-range hand-over (SelectByHash), nil otherwise.
+	ranges *rangeMember
+	dyn    dynamic.Interface
+	// serverSide caches ServerSelection's answers; guarded by mu.
+	serverSide map[schema.GroupVersionResource]bool
+	labels     Labels
+	opts       Options
+	timing     LeaseTiming
+	client     kubernetes.Interface
+	meta       metadata.Interface
+	fence      *fence
+	ready      chan struct{}
+	running    sync.Once
 
-	// mu guards gates.
-	mu    sync.Mutex
-	gates map[schema.GroupVersionResource]*Gate
+	// mu guards gates, serverSide and selectionStats.
+	mu             sync.Mutex
+	gates          map[schema.GroupVersionResource]*Gate
+	selectionStats map[schema.GroupVersionResource]*selectionCounters
 }
 
 // New returns the Shard of this replica. It checks opts and builds the clients from config
@@ -154,6 +207,9 @@ func New(config *rest.Config, opts Options) (*Shard, error) {
 		}
 	}
 	if err := validateMember(name); err != nil {
+		return nil, err
+	}
+	if err := validateSelection(opts); err != nil {
 		return nil, err
 	}
 	if opts.Concurrency <= 0 {
@@ -184,8 +240,44 @@ func New(config *rest.Config, opts Options) (*Shard, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sharding: %w", err)
 	}
-	return &Shard{name: name, labels: l, opts: opts, timing: timing, client: client, meta: meta,
-		fence: newFence(), ready: make(chan struct{}), gates: map[schema.GroupVersionResource]*Gate{}}, nil
+	dyn, err := dynamic.NewForConfig(leaseConfig)
+	if err != nil {
+		return nil, fmt.Errorf("sharding: %w", err)
+	}
+	return newShard(name, l, opts, timing, client, meta, dyn), nil
+}
+
+// newShard returns a Shard over the given clients; opts and timing are checked and defaulted.
+func newShard(name string, l Labels, opts Options, timing LeaseTiming, client kubernetes.Interface, meta metadata.Interface, dyn dynamic.Interface) *Shard {
+	s := &Shard{name: name, labels: l, opts: opts, timing: timing, client: client, meta: meta, dyn: dyn,
+		fence: newFence(), ready: make(chan struct{}), gates: map[schema.GroupVersionResource]*Gate{},
+		serverSide: map[schema.GroupVersionResource]bool{}}
+	if opts.Selection == SelectByHash {
+		s.ranges = newRangeMember(name, s.fence)
+	}
+	return s
+}
+
+// validateSelection checks the options of the selection mode.
+func validateSelection(opts Options) error {
+	if opts.Selection != SelectByLabels && opts.Selection != SelectByHash {
+		return fmt.Errorf("%w: unknown selection %v", ErrInvalidOptions, opts.Selection)
+	}
+	for _, r := range opts.Resources {
+		switch {
+		case r.ShardField == "":
+		case opts.Selection != SelectByHash:
+			return fmt.Errorf("%w: %s: ShardField needs SelectByHash", ErrInvalidOptions, r.Resource)
+		case r.ShardField != FieldUID && r.ShardField != FieldNamespace:
+			return fmt.Errorf("%w: %s: ShardField %q (want %s or %s)", ErrInvalidOptions, r.Resource, r.ShardField, FieldUID, FieldNamespace)
+		case r.Key != nil:
+			return fmt.Errorf("%w: %s: both ShardField and Key", ErrInvalidOptions, r.Resource)
+		case r.ShardField == FieldUID && len(r.Controlled) > 0:
+			return fmt.Errorf("%w: %s: controlled objects cannot follow their owner's UID (key by %s, or by a Key function with client-side selection)",
+				ErrInvalidOptions, r.Resource, FieldNamespace)
+		}
+	}
+	return nil
 }
 
 // Sharder and acknowledgement writes use at least these client-side limits: client-go's
@@ -236,12 +328,21 @@ func (s *Shard) Name() string { return s.name }
 // Labels returns the ring's label keys.
 func (s *Shard) Labels() Labels { return s.labels }
 
-// Selector selects the objects assigned to this member.
+// Selection returns the ring's selection mode.
+func (s *Shard) Selection() Selection { return s.opts.Selection }
+
+// Selector selects the objects assigned to this member with SelectByLabels. With SelectByHash
+// members select by hash ranges instead (Shard.ListerWatcher, SelectClient), and no object
+// carries the label.
 func (s *Shard) Selector() labels.Selector { return s.labels.MemberSelector(s.name) }
 
 // TweakListOptions restricts a List or Watch to this member's objects, keeping any label
-// selector already set (the two are ANDed).
+// selector already set (the two are ANDed), with SelectByLabels; with SelectByHash it changes
+// nothing (see FactoryOption).
 func (s *Shard) TweakListOptions(o *metav1.ListOptions) {
+	if s.opts.Selection == SelectByHash {
+		return
+	}
 	sel := s.Selector().String()
 	if o.LabelSelector != "" {
 		sel = o.LabelSelector + "," + sel
@@ -251,7 +352,9 @@ func (s *Shard) TweakListOptions(o *metav1.ListOptions) {
 
 // FactoryOption is the kcache informers factory option that makes every informer of the
 // factory list and watch only this member's objects (informers.WithTweakListOptions with
-// TweakListOptions). It replaces a tweak set before it; to combine, call TweakListOptions from
+// TweakListOptions), with SelectByLabels. With SelectByHash it selects nothing (the Gate still
+// refuses objects outside the member's ranges): wrap the factory's clients with SelectClient
+// instead. It replaces a tweak set before it; to combine, call TweakListOptions from
 // your own tweak. Use it for the factory of the ring's resources and their controlled
 // resources, not for objects that are not sharded.
 func (s *Shard) FactoryOption() informers.SharedInformerOption {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -24,6 +25,15 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{"bad timing", Options{Ring: "web", Namespace: "ns", LeaseTiming: LeaseTiming{LeaseDuration: 2500 * time.Millisecond}}, ErrInvalidOptions},
 		{"bad identity", Options{Ring: "web", Namespace: "ns", Identity: "Replica_1"}, ErrInvalidMember},
 		{"bad name prefix", Options{Ring: "web", Namespace: "ns", Name: "UPPER"}, ErrInvalidMember},
+		{"unknown selection", Options{Ring: "web", Namespace: "ns", Selection: Selection(7)}, ErrInvalidOptions},
+		{"shard field with labels", Options{Ring: "web", Namespace: "ns",
+			Resources: []Resource{{Resource: configMapsGVR, ShardField: FieldUID}}}, ErrInvalidOptions},
+		{"bad shard field", Options{Ring: "web", Namespace: "ns", Selection: SelectByHash,
+			Resources: []Resource{{Resource: configMapsGVR, ShardField: "object.metadata.name"}}}, ErrInvalidOptions},
+		{"shard field and key", Options{Ring: "web", Namespace: "ns", Selection: SelectByHash,
+			Resources: []Resource{{Resource: configMapsGVR, ShardField: FieldNamespace, Key: KeyByName}}}, ErrInvalidOptions},
+		{"controlled objects cannot follow a UID", Options{Ring: "web", Namespace: "ns", Selection: SelectByHash,
+			Resources: []Resource{{Resource: configMapsGVR, ShardField: FieldUID, Controlled: []schema.GroupVersionResource{{Version: "v1", Resource: "secrets"}}}}}, ErrInvalidOptions},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,6 +56,30 @@ func TestShardSelection(t *testing.T) {
 	s.TweakListOptions(&o)
 	if want := "app=web,shard.sharding.kcache.dev/web=" + s.Name(); o.LabelSelector != want {
 		t.Fatalf("selector %q, want %q", o.LabelSelector, want)
+	}
+}
+
+// TestNewAcceptsHashSelection builds members with SelectByHash in the forms the package
+// documents: by UID, by namespace with controlled objects, and by a key function.
+func TestNewAcceptsHashSelection(t *testing.T) {
+	secrets := []schema.GroupVersionResource{{Version: "v1", Resource: "secrets"}}
+	for _, r := range []Resource{
+		{Resource: configMapsGVR, ShardField: FieldUID},
+		{Resource: configMapsGVR, ShardField: FieldNamespace, Controlled: secrets},
+		{Resource: configMapsGVR, Key: KeyByName, Controlled: secrets},
+	} {
+		s, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{Ring: "web", Namespace: "ns", Selection: SelectByHash, Resources: []Resource{r}})
+		if err != nil {
+			t.Fatalf("%+v: %v", r, err)
+		}
+		if s.Selection() != SelectByHash || s.Selection().String() != "hash" {
+			t.Fatalf("selection %v", s.Selection())
+		}
+		o := metav1.ListOptions{LabelSelector: "app=web"}
+		s.TweakListOptions(&o)
+		if o.LabelSelector != "app=web" {
+			t.Fatalf("hash selection changed the label selector to %q", o.LabelSelector)
+		}
 	}
 }
 

@@ -163,6 +163,13 @@ func (p *pass) carryOut(ctx context.Context, k kind, m metav1.Object, a Action) 
 	return p.s.patch(ctx, k.gvr, m.GetNamespace(), m.GetName(), m.GetResourceVersion(), a)
 }
 
+// isConfirmed reports whether the server confirmed member gone during this sharder's term.
+func (p *pass) isConfirmed(member string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.confirmed[member]
+}
+
 // errNotConfirmed is returned for a reassignment whose owner the server showed alive.
 var errNotConfirmed = errors.New("sharding: owner not confirmed gone")
 
