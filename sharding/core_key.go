@@ -39,7 +39,7 @@ func KeyByControllerOwner(obj metav1.Object) string {
 	return KeyByName(obj)
 }
 
-// controllerOwner returns the identity (namespace and name) of obj's controlling owner — the
+// controllerOwner returns the identity (namespace, name and UID) of obj's controlling owner — the
 // owner reference with controller=true — if it has one of kind ("" for any kind). Every rule
 // about controlled objects goes through it: which objects a ring shards as controlled objects
 // (Resource.ownerOf), the shard key they follow (Resource.controlledKey, KeyByControllerOwner)
@@ -49,5 +49,5 @@ func controllerOwner(obj metav1.Object, kind string) (*metav1.ObjectMeta, bool) 
 	if ref == nil || kind != "" && ref.Kind != kind {
 		return nil, false
 	}
-	return &metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: ref.Name}, true
+	return &metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: ref.Name, UID: ref.UID}, true
 }

@@ -129,15 +129,19 @@ func (r Resource) hashOf(m metav1.Object) uint64 {
 
 // controlledHashOf returns the hash that m, an object of one of r's Controlled resources,
 // follows: its owner's, and false if m is not sharded with an owner of r (see ownerOf). With
-// FieldNamespace an object and its owner share the namespace; FieldUID cannot be followed (New
-// rejects it with Controlled resources).
+// FieldNamespace an object and its owner share the namespace; with FieldUID it is the hash of
+// the owner's UID, which the controller reference carries (a server cannot select by it: the
+// object is selected client-side).
 func (r Resource) controlledHashOf(m metav1.Object) (uint64, bool) {
 	owner, ok := r.ownerOf(m)
 	if !ok {
 		return 0, false
 	}
-	if r.ShardField == FieldNamespace {
+	switch r.ShardField {
+	case FieldNamespace:
 		return HashKey(m.GetNamespace()), true
+	case FieldUID:
+		return HashKey(string(owner.UID)), true
 	}
 	return keyHash(r.controlledKey(owner)), true
 }

@@ -19,7 +19,8 @@ import (
 
 // ServerSelection reports whether this member's lists and watches of resource are selected on
 // the API server: with SelectByHash, for a resource whose objects are keyed by a ShardField (or
-// a Controlled resource of one keyed by FieldNamespace), unless ClientSideSelection is set, when
+// a Controlled resource of one keyed by FieldNamespace; controlled objects following an owner's
+// UID are always selected client-side), unless ClientSideSelection is set, when
 // the server applies shard selectors (ServerShardSelection, asked once per resource and
 // remembered). Otherwise members select client-side: they receive every object and event of
 // the resource and drop those outside their ranges. With SelectByLabels it returns false (the

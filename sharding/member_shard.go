@@ -56,8 +56,11 @@ type Resource struct {
 	// itself — FieldUID or FieldNamespace — so that members select their objects with a
 	// server-side shard selector where the server supports it (ListOptions.ShardSelector, the
 	// ShardedListAndWatch feature), and client-side otherwise. Empty (the default) keys them by
-	// Key and selects client-side. With FieldUID, Controlled must be empty: a controlled object
-	// has a UID of its own and cannot follow its owner's. Must be empty with SelectByLabels.
+	// Key and selects client-side. Controlled objects follow their owner: with FieldNamespace
+	// they share its namespace (selected server-side too); with FieldUID they follow the UID in
+	// their controller reference, which a server cannot select by, so they are selected
+	// client-side (every member receives every event of a Controlled resource). Must be empty
+	// with SelectByLabels.
 	//
 	// kcache extension, as is all of this package.
 	ShardField string
@@ -272,9 +275,6 @@ func validateSelection(opts Options) error {
 			return fmt.Errorf("%w: %s: ShardField %q (want %s or %s)", ErrInvalidOptions, r.Resource, r.ShardField, FieldUID, FieldNamespace)
 		case r.Key != nil:
 			return fmt.Errorf("%w: %s: both ShardField and Key", ErrInvalidOptions, r.Resource)
-		case r.ShardField == FieldUID && len(r.Controlled) > 0:
-			return fmt.Errorf("%w: %s: controlled objects cannot follow their owner's UID (key by %s, or by a Key function with client-side selection)",
-				ErrInvalidOptions, r.Resource, FieldNamespace)
 		}
 	}
 	return nil

@@ -32,8 +32,6 @@ func TestNewRejectsBadOptions(t *testing.T) {
 			Resources: []Resource{{Resource: configMapsGVR, ShardField: "object.metadata.name"}}}, ErrInvalidOptions},
 		{"shard field and key", Options{Ring: "web", Namespace: "ns", Selection: SelectByHash,
 			Resources: []Resource{{Resource: configMapsGVR, ShardField: FieldNamespace, Key: KeyByName}}}, ErrInvalidOptions},
-		{"controlled objects cannot follow a UID", Options{Ring: "web", Namespace: "ns", Selection: SelectByHash,
-			Resources: []Resource{{Resource: configMapsGVR, ShardField: FieldUID, Controlled: []schema.GroupVersionResource{{Version: "v1", Resource: "secrets"}}}}}, ErrInvalidOptions},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,6 +63,7 @@ func TestNewAcceptsHashSelection(t *testing.T) {
 	secrets := []schema.GroupVersionResource{{Version: "v1", Resource: "secrets"}}
 	for _, r := range []Resource{
 		{Resource: configMapsGVR, ShardField: FieldUID},
+		{Resource: configMapsGVR, ShardField: FieldUID, Controlled: secrets},
 		{Resource: configMapsGVR, ShardField: FieldNamespace, Controlled: secrets},
 		{Resource: configMapsGVR, Key: KeyByName, Controlled: secrets},
 	} {

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,9 +24,9 @@ import (
 )
 
 // runControllerRuntime runs one member on a controller-runtime manager: its cache builds
-// kcache informers (clientgo.NewSharedIndexInformer) that list and watch only this member's
-// ConfigMaps and Secrets (ByObject label selectors), and the reconciler goes through the
-// shard's gate. controller-runtime's workqueue, like kcache's, hands a request to one worker
+// kcache informers (clientgo.NewSharedIndexInformer) over the shard's ListerWatcher, so they
+// list and watch only this member's ConfigMaps and Secrets (by label or by hash range), and
+// the reconciler goes through the shard's gate. controller-runtime's workqueue, like kcache's, hands a request to one worker
 // at a time, and its default handler enqueues every update, so drain marks reach the gate.
 func runControllerRuntime(ctx context.Context, config *rest.Config, f flags) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -32,15 +36,23 @@ func runControllerRuntime(ctx context.Context, config *rest.Config, f flags) err
 		return err
 	}
 
-	mine := shard.Selector()
+	logger := klog.FromContext(ctx).WithValues("member", shard.Name())
+	logger.Info("Joined the ring", "selection", shard.Selection(), "runtime", "controller-runtime")
+	logSelection(ctx, logger, shard)
+	// The cache's informers list and watch through the shard's ListerWatcher of their resource.
+	newInformer := func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+		switch obj.(type) {
+		case *corev1.ConfigMap:
+			lw = shard.ListerWatcher(configMaps, lw)
+		case *corev1.Secret:
+			lw = shard.ListerWatcher(secrets, lw)
+		}
+		return clientgo.NewSharedIndexInformer(lw, obj, resync, indexers)
+	}
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Cache: crcache.Options{
-			NewInformer:       clientgo.NewSharedIndexInformer,
+			NewInformer:       newInformer,
 			DefaultNamespaces: map[string]crcache.Config{f.namespace: {}},
-			ByObject: map[client.Object]crcache.ByObject{
-				&corev1.ConfigMap{}: {Label: mine},
-				&corev1.Secret{}:    {Label: mine},
-			},
 		},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
