@@ -62,11 +62,11 @@ func TestRegister(t *testing.T) {
 	}
 	runPodsInformer(t)
 	q := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "pods-controller"})
-	defer q.ShutDown()
 	q.Add("ns/a")
 	q.Add("ns/b")
 	item, _ := q.Get()
 	q.Done(item)
+	q.ShutDown() // sets depth and adds, which the queue otherwise sets every 500ms
 
 	const want = `
 # HELP kcache_informer_synced 1 when the informer has synced (HasSynced), else 0.
@@ -155,14 +155,52 @@ func TestControllerRuntimeRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "kcache-queue", MetricsProvider: p})
-	defer q.ShutDown()
 	q.Add("x")
+	q.ShutDown() // sets depth, which the queue otherwise sets every 500ms
 	const want = `
 # HELP workqueue_depth Current depth of workqueue by workqueue and priority
 # TYPE workqueue_depth gauge
 workqueue_depth{controller="kcache-queue",name="kcache-queue",priority=""} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "workqueue_depth"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWeightedHistogram: a weighted observation counts as that many in the exposed histogram,
+// and the same queue name gets the same histogram.
+func TestWeightedHistogram(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	p, err := newQueueProvider(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, ok := p.NewLatencyMetric("q").(workqueue.WeightedHistogramMetric)
+	if !ok {
+		t.Fatal("the latency histogram takes no weighted observations")
+	}
+	h.ObserveWeighted(2e-6, 64)
+	p.NewLatencyMetric("q").Observe(0.5)
+	const want = `
+# HELP workqueue_queue_duration_seconds How long in seconds an item stays in workqueue before being requested.
+# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{name="q",le="1e-08"} 0
+workqueue_queue_duration_seconds_bucket{name="q",le="1e-07"} 0
+workqueue_queue_duration_seconds_bucket{name="q",le="1e-06"} 0
+workqueue_queue_duration_seconds_bucket{name="q",le="9.999999999999999e-06"} 64
+workqueue_queue_duration_seconds_bucket{name="q",le="9.999999999999999e-05"} 64
+workqueue_queue_duration_seconds_bucket{name="q",le="0.001"} 64
+workqueue_queue_duration_seconds_bucket{name="q",le="0.01"} 64
+workqueue_queue_duration_seconds_bucket{name="q",le="0.1"} 64
+workqueue_queue_duration_seconds_bucket{name="q",le="1"} 65
+workqueue_queue_duration_seconds_bucket{name="q",le="10"} 65
+workqueue_queue_duration_seconds_bucket{name="q",le="100"} 65
+workqueue_queue_duration_seconds_bucket{name="q",le="1000"} 65
+workqueue_queue_duration_seconds_bucket{name="q",le="+Inf"} 65
+workqueue_queue_duration_seconds_sum{name="q"} 0.500128
+workqueue_queue_duration_seconds_count{name="q"} 65
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "workqueue_queue_duration_seconds"); err != nil {
 		t.Fatal(err)
 	}
 }

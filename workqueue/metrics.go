@@ -1,7 +1,6 @@
 package workqueue
 
 import (
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +65,22 @@ type MetricsProvider interface {
 // more gauge, and gets queues created without a name too, under their default names (see
 // Queues); a plain MetricsProvider, as in client-go, measures named queues only.
 //
+// An ExtendedMetricsProvider's metrics cost the queue a few integer updates per item instead
+// of clock reads and metric updates, with the same meaning but these differences of
+// precision (a plain provider's are updated per item, as in client-go):
+//   - depth and adds are updated every 500ms with the unfinished-work gauges, and when the
+//     queue shuts down (depth then per Get): with Set and Add(float64) if the metrics have
+//     them, else with Inc and Dec;
+//   - in each 500ms period a queue times its first 128 items; beyond that rate it times one
+//     item in 64, and records each of that item's latency and work duration for the items
+//     taken or done since the previous one was recorded (with WeightedHistogramMetric's
+//     ObserveWeighted if the histogram has it, else with that many Observe calls). So the
+//     histograms' counts are exact up to the last timed item, and their shape and sum are
+//     estimates from a regular sample while more than 256 items a second pass;
+//   - an item that was not timed counts in the unfinished-work, longest-running and
+//     oldest-waiting gauges from the start of the 500ms period in which it was added or
+//     taken, so under such load those read high by up to 0.6s.
+//
 // kcache extension.
 type ExtendedMetricsProvider interface {
 	MetricsProvider
@@ -124,12 +139,54 @@ func globalProvider() MetricsProvider {
 	return provider
 }
 
-// queueMetrics records the metrics of one named queue, as client-go does. A nil *queueMetrics
-// records nothing. Its methods are called with the queue's lock held, so a provider's metrics
-// need not be safe for concurrent use.
+// WeightedHistogramMetric is a HistogramMetric that can record one observation standing for
+// several equal ones. A queue with an ExtendedMetricsProvider times only a sample of its items
+// under load and records each sampled duration for the items it stands for: with
+// ObserveWeighted if the histogram has it, else with that many Observe calls.
+//
+// kcache extension.
+type WeightedHistogramMetric interface {
+	HistogramMetric
+	// ObserveWeighted records value count times.
+	ObserveWeighted(value float64, count uint64)
+}
+
+// The sampling of a queue with an ExtendedMetricsProvider: in each refresh period it times
+// its first timedPerPeriod adds, then one add in sampleEvery.
+const (
+	timedPerPeriod = 128
+	sampleEvery    = 64
+)
+
+// The timing of an item, kept in its itemState next to its phase, so that Get and Done need
+// no other lookup. A timed item being processed has startExact and its Get's time in started.
+// An untimed item has, for the phase it is in (both for stateAgain), the start of the refresh
+// period of its Add or Get in coarse units since base, plus one (0: none); the gauges count
+// its age from then.
+const (
+	startExact   itemState = 1 << 4 // its Done observes the work duration
+	coarseBits             = 28
+	coarseUnit             = 100 * time.Millisecond // so a coarse time spans 310 days
+	coarseMask   itemState = 1<<coarseBits - 1
+	addedShift             = 8
+	startedShift           = addedShift + coarseBits
+	addedMask              = coarseMask << addedShift
+)
+
+// queueMetrics records the metrics of one measured queue, as client-go does. A nil
+// *queueMetrics records nothing. Its methods are called with the queue's lock held, so a
+// provider's metrics need not be safe for concurrent use.
+//
+// With a plain MetricsProvider every item is timed and every metric updated at each Add, Get
+// and Done, as in client-go. With an ExtendedMetricsProvider (sampled) the per-item work is
+// a few integer updates: depth and adds are set at each refresh, and once timedPerPeriod adds
+// have been timed in a refresh period only one add in sampleEvery is (its item's latency and
+// work duration are observed for the items since the previous observation); an untimed item
+// counts in the gauges from the start of the refresh period of its Add or Get.
 type queueMetrics[T comparable] struct {
 	clock    clock.Clock
 	provided bool // the metrics are a provider's, not noop ones kept for Queues' times
+	sampled  bool // the provider is an ExtendedMetricsProvider and the queue not shut down
 
 	depth          GaugeMetric
 	adds           CounterMetric
@@ -139,13 +196,24 @@ type queueMetrics[T comparable] struct {
 	longestRunning SettableGaugeMetric
 	oldestWaiting  SettableGaugeMetric // nil unless the provider is an ExtendedMetricsProvider
 
-	// addTimes holds when each dirty item was first added since its last Get, in nanoseconds
-	// since base (8 bytes instead of a time.Time's 24: a burst of adds can be large). started
-	// holds when each item being processed was taken.
+	// addTimes holds when each timed dirty item was first added since its last Get, in
+	// nanoseconds since base (8 bytes instead of a time.Time's 24: a burst of adds can be
+	// large). started holds when each item with startExact was taken.
 	base         time.Time
 	addTimes     map[T]int64
 	addTimesSize burstSize
-	started      map[T]time.Time
+	started      map[T]int64
+
+	// The sampling and the deferred counts (sampled only).
+	period        itemState // the coarse time of this refresh period, plus one
+	timed         int       // adds timed in this refresh period
+	skipped       int       // adds not timed since the last timed one
+	untimed       int       // items waiting or being processed with a coarse time
+	latencyWeight uint64    // Gets since the last latency observation
+	workWeight    uint64    // Dones since the last work-duration observation
+	pendingAdds   int       // adds not yet counted in adds
+	dirty         int       // the depth, as client-go counts it: dirty items not yet taken
+	shownDepth    int       // the depth last set in depth
 }
 
 // measured reports whether a queue named qn records metrics with mp: a named queue with any
@@ -164,8 +232,8 @@ var timing atomic.Bool
 // EnableTiming makes every queue created afterwards keep the times its items were added and
 // taken even without a metrics provider, so that Queues reports their OldestWaiting,
 // LongestRunning and UnfinishedWork (which a queue with a provider keeps anyway). It costs
-// what a provider's bookkeeping costs, a clock read and a map update per Add, Get and Done,
-// but starts no goroutine. The debug page calls it; it cannot be turned off. Safe for
+// what a plain provider's bookkeeping costs, a clock read and a map update per Add, Get and
+// Done, but starts no goroutine. The debug page calls it; it cannot be turned off. Safe for
 // concurrent use.
 //
 // kcache extension.
@@ -184,6 +252,8 @@ func newQueueMetrics[T comparable](mp MetricsProvider, qn queueName, c clock.Clo
 	name := qn.name
 	m := &queueMetrics[T]{
 		provided:       ok,
+		sampled:        ext != nil,
+		period:         1, // coarse time 0
 		clock:          c,
 		depth:          mp.NewDepthMetric(name),
 		adds:           mp.NewAddsMetric(name),
@@ -193,7 +263,7 @@ func newQueueMetrics[T comparable](mp MetricsProvider, qn queueName, c clock.Clo
 		longestRunning: mp.NewLongestRunningProcessorSecondsMetric(name),
 		base:           c.Now(),
 		addTimes:       make(map[T]int64),
-		started:        make(map[T]time.Time),
+		started:        make(map[T]int64),
 	}
 	if ext != nil {
 		m.oldestWaiting = ext.NewOldestWaitingSecondsMetric(name)
@@ -201,83 +271,196 @@ func newQueueMetrics[T comparable](mp MetricsProvider, qn queueName, c clock.Clo
 	return m
 }
 
-// add counts an Add that made item dirty.
-func (m *queueMetrics[T]) add(item T) {
+// now returns the time in nanoseconds since base: with the real clock, one monotonic clock
+// read.
+func (m *queueMetrics[T]) now() int64 { return int64(m.clock.Since(m.base)) }
+
+// add counts an Add that made item dirty and returns the timing bits to add to its state.
+func (m *queueMetrics[T]) add(item T) itemState {
 	if m == nil {
-		return
-	}
-	m.adds.Inc()
-	m.depth.Inc()
-	if _, ok := m.addTimes[item]; !ok {
-		m.addTimes[item] = int64(m.clock.Since(m.base))
-		m.addTimesSize.grew(len(m.addTimes))
-	}
-}
-
-// get counts item as taken by a worker: it observes how long the item waited.
-func (m *queueMetrics[T]) get(item T) {
-	if m == nil {
-		return
-	}
-	now := m.clock.Now()
-	m.depth.Dec()
-	m.started[item] = now
-	if added, ok := m.addTimes[item]; ok {
-		m.latency.Observe((now.Sub(m.base) - time.Duration(added)).Seconds())
-		delete(m.addTimes, item)
-		if len(m.addTimes) == 0 && m.addTimesSize.emptied() {
-			m.addTimes = make(map[T]int64)
-		}
-	}
-}
-
-// done observes how long the processing of item took.
-func (m *queueMetrics[T]) done(item T) {
-	if m == nil {
-		return
-	}
-	if start, ok := m.started[item]; ok {
-		m.workDuration.Observe(m.clock.Since(start).Seconds())
-		delete(m.started, item)
-	}
-}
-
-// updateUnfinishedWork sets the unfinished-work and longest-running gauges from the items
-// being processed: O(items being processed), about the number of workers.
-func (m *queueMetrics[T]) updateUnfinishedWork() {
-	if m == nil {
-		return
-	}
-	total, longest := m.unfinished()
-	m.unfinishedWork.Set(total.Seconds())
-	m.longestRunning.Set(longest.Seconds())
-	if m.oldestWaiting != nil {
-		m.oldestWaiting.Set(m.oldestWaitingAge().Seconds())
-	}
-}
-
-// unfinished returns the sum of the ages of the items being processed and the largest of
-// them. O(items being processed).
-func (m *queueMetrics[T]) unfinished() (total, longest time.Duration) {
-	for _, start := range m.started {
-		age := m.clock.Since(start)
-		total += age
-		longest = max(longest, age)
-	}
-	return total, longest
-}
-
-// oldestWaitingAge returns the time since the first add of the item waiting longest, or 0.
-// O(items waiting).
-func (m *queueMetrics[T]) oldestWaitingAge() time.Duration {
-	if len(m.addTimes) == 0 {
 		return 0
 	}
-	first := int64(math.MaxInt64)
-	for _, added := range m.addTimes {
-		first = min(first, added)
+	if m.sampled {
+		m.pendingAdds++
+		m.dirty++
+	} else {
+		m.adds.Inc()
+		m.depth.Inc()
 	}
-	return max(0, m.clock.Since(m.base)-time.Duration(first))
+	if !m.timeAdd() {
+		m.untimed++
+		return m.period << addedShift
+	}
+	m.addTimes[item] = m.now()
+	m.addTimesSize.grew(len(m.addTimes))
+	return 0
+}
+
+// timeAdd reports whether to time the add being counted (see queueMetrics).
+func (m *queueMetrics[T]) timeAdd() bool {
+	if !m.sampled || m.timed < timedPerPeriod {
+		m.timed++
+		return true
+	}
+	if m.skipped++; m.skipped < sampleEvery {
+		return false
+	}
+	m.skipped = 0
+	return true
+}
+
+// get counts item as taken by a worker: it observes how long the item waited if its add was
+// timed, and then times its processing. It returns the item's timing bits.
+func (m *queueMetrics[T]) get(item T) itemState {
+	if m == nil {
+		return 0
+	}
+	if m.sampled {
+		m.dirty--
+	} else {
+		m.depth.Dec()
+	}
+	m.latencyWeight++
+	var added int64
+	var timed bool
+	if len(m.addTimes) > 0 { // (a lookup less while the queue times no waiting item)
+		added, timed = m.addTimes[item]
+	}
+	if !timed {
+		return m.period << startedShift // still counted in untimed
+	}
+	delete(m.addTimes, item)
+	if len(m.addTimes) == 0 && m.addTimesSize.emptied() {
+		m.addTimes = make(map[T]int64)
+	}
+	now := m.now()
+	observe(m.latency, now-added, &m.latencyWeight)
+	m.started[item] = now
+	return startExact
+}
+
+// done observes how long the processing of item, in state st, took if its Get was timed.
+func (m *queueMetrics[T]) done(item T, st itemState) {
+	if m == nil {
+		return
+	}
+	m.workWeight++
+	if st&startExact == 0 {
+		m.untimed--
+		return
+	}
+	observe(m.workDuration, m.now()-m.started[item], &m.workWeight)
+	delete(m.started, item)
+}
+
+// observe records d nanoseconds in h for *weight items, and resets *weight.
+func observe(h HistogramMetric, d int64, weight *uint64) {
+	v, n := time.Duration(d).Seconds(), *weight
+	*weight = 0
+	if w, ok := h.(WeightedHistogramMetric); ok && n > 1 {
+		w.ObserveWeighted(v, n)
+		return
+	}
+	for range n {
+		h.Observe(v)
+	}
+}
+
+// refresh is the periodic update of a measured queue whose items are items: it sets the
+// deferred counts and the gauges and starts a new sampling period.
+func (m *queueMetrics[T]) refresh(items map[T]itemState) {
+	m.flushCounts()
+	ages := m.ages(items)
+	m.unfinishedWork.Set(ages.unfinished.Seconds())
+	m.longestRunning.Set(ages.longestRunning.Seconds())
+	if m.oldestWaiting != nil {
+		m.oldestWaiting.Set(ages.oldestWaiting.Seconds())
+	}
+	m.timed, m.skipped = 0, 0
+	m.period = itemState(m.now()/int64(coarseUnit))&coarseMask + 1
+}
+
+// flushCounts sets the deferred depth and adds of a sampled queue.
+func (m *queueMetrics[T]) flushCounts() {
+	if !m.sampled {
+		return
+	}
+	if c, ok := m.adds.(interface{ Add(float64) }); ok {
+		if m.pendingAdds > 0 {
+			c.Add(float64(m.pendingAdds))
+		}
+	} else {
+		for range m.pendingAdds {
+			m.adds.Inc()
+		}
+	}
+	m.pendingAdds = 0
+	if g, ok := m.depth.(SettableGaugeMetric); ok {
+		g.Set(float64(m.dirty))
+	} else {
+		for ; m.shownDepth < m.dirty; m.shownDepth++ {
+			m.depth.Inc()
+		}
+		for ; m.shownDepth > m.dirty; m.shownDepth-- {
+			m.depth.Dec()
+		}
+	}
+	m.shownDepth = m.dirty
+}
+
+// stop sets the deferred counts a last time; from then on depth is updated at each Get (adds
+// are over).
+func (m *queueMetrics[T]) stop() {
+	m.flushCounts()
+	m.sampled = false
+}
+
+// queueAges are the ages the gauges show.
+type queueAges struct {
+	unfinished     time.Duration // the sum of the ages of the items being processed
+	longestRunning time.Duration // the largest of them
+	oldestWaiting  time.Duration // the age of the item waiting longest
+}
+
+// ages returns the ages of the items being processed and waiting: O(items being processed
+// + timed items waiting), or O(items) while some are untimed.
+func (m *queueMetrics[T]) ages(items map[T]itemState) queueAges {
+	var a queueAges
+	now := m.now()
+	processing := func(start int64) {
+		age := time.Duration(max(0, now-start))
+		a.unfinished += age
+		a.longestRunning = max(a.longestRunning, age)
+	}
+	waiting := func(added int64) {
+		a.oldestWaiting = max(a.oldestWaiting, time.Duration(now-added))
+	}
+	for _, start := range m.started {
+		processing(start)
+	}
+	for _, added := range m.addTimes {
+		waiting(added)
+	}
+	if m.untimed == 0 {
+		return a
+	}
+	// A coarse time c stands for (c-1)*coarseUnit; the subtraction modulo 2^coarseBits keeps
+	// it right across the wrap-around of the coarse clock.
+	nowCoarse := itemState(now/int64(coarseUnit)) & coarseMask
+	coarseAge := func(c itemState) time.Duration {
+		return time.Duration((nowCoarse-(c-1))&coarseMask) * coarseUnit
+	}
+	for _, st := range items {
+		if c := st >> addedShift & coarseMask; c != 0 {
+			a.oldestWaiting = max(a.oldestWaiting, coarseAge(c))
+		}
+		if c := st >> startedShift & coarseMask; c != 0 {
+			age := coarseAge(c)
+			a.unfinished += age
+			a.longestRunning = max(a.longestRunning, age)
+		}
+	}
+	return a
 }
 
 // retryMetrics counts AddAfter calls of one named delaying queue. A nil *retryMetrics

@@ -14,9 +14,10 @@ import (
 
 // recorder is a MetricsProvider that keeps every value, keyed by "<metric>/<queue name>".
 type recorder struct {
-	mu     sync.Mutex
-	values map[string]float64
-	obs    map[string][]float64
+	mu      sync.Mutex
+	values  map[string]float64
+	obs     map[string][]float64
+	weights []string // "key:value×count" of each weighted observation
 }
 
 func newRecorder() *recorder {
@@ -305,14 +306,26 @@ func (p *plainProvider) NewLongestRunningProcessorSecondsMetric(string) Settable
 }
 func (p *plainProvider) NewRetriesMetric(string) CounterMetric { return new(plainMetric) }
 
+// plainExtProvider is plainProvider as an ExtendedMetricsProvider.
+type plainExtProvider struct{ *plainProvider }
+
+func (p plainExtProvider) NewOldestWaitingSecondsMetric(string) SettableGaugeMetric {
+	return new(plainMetric)
+}
+
 // TestMetricsCalledOneAtATime: producers and workers on a named queue, in both modes, while
 // the unfinished-work gauges are refreshed every millisecond, never call two metric objects
 // at once (the race detector checks), and the counts add up.
 func TestMetricsCalledOneAtATime(t *testing.T) {
-	for _, locked := range []bool{false, true} {
-		t.Run(fmt.Sprintf("locked=%v", locked), func(t *testing.T) {
+	for _, c := range []struct{ locked, extended bool }{{false, false}, {true, false}, {false, true}} {
+		locked := c.locked
+		t.Run(fmt.Sprintf("locked=%v,extended=%v", c.locked, c.extended), func(t *testing.T) {
 			p := new(plainProvider)
-			cfg := TypedQueueConfig[int]{Name: "q", MetricsProvider: p}
+			var mp MetricsProvider = p
+			if c.extended {
+				mp = plainExtProvider{p}
+			}
+			cfg := TypedQueueConfig[int]{Name: "q", MetricsProvider: mp}
 			if locked {
 				cfg.Queue = &intFIFO{}
 			}
@@ -322,12 +335,192 @@ func TestMetricsCalledOneAtATime(t *testing.T) {
 			if p.depth.value != 0 {
 				t.Errorf("depth = %v after the drain, want 0", p.depth.value)
 			}
-			if p.latency.count != int(p.adds.value) || p.work.count != int(p.adds.value) {
-				t.Errorf("%v adds, %d latency and %d work-duration observations", p.adds.value, p.latency.count, p.work.count)
+			// A sampling queue observes its last untimed items with the next timed one.
+			adds, lost := int(p.adds.value), 0
+			if c.extended {
+				lost = sampleEvery - 1
+			}
+			if n := p.latency.count; n > adds || n < adds-lost {
+				t.Errorf("%v adds, %d latency observations", adds, n)
+			}
+			if n := p.work.count; n > adds || n < adds-lost {
+				t.Errorf("%v adds, %d work-duration observations", adds, n)
 			}
 			if p.adds.value == 0 {
 				t.Error("no adds counted")
 			}
 		})
 	}
+}
+
+// extRecorder is a recorder that is an ExtendedMetricsProvider; its histograms record weighted
+// observations as that many equal ones.
+type extRecorder struct{ *recorder }
+
+func (r extRecorder) NewOldestWaitingSecondsMetric(name string) SettableGaugeMetric {
+	return r.metric("oldest", name)
+}
+
+func (r extRecorder) NewLatencyMetric(name string) HistogramMetric {
+	return weightedMetric{r.metric("latency", name)}
+}
+
+func (r extRecorder) NewWorkDurationMetric(name string) HistogramMetric {
+	return weightedMetric{r.metric("work", name)}
+}
+
+type weightedMetric struct{ recMetric }
+
+func (m weightedMetric) ObserveWeighted(v float64, n uint64) {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	m.r.obs[m.key] = append(m.r.obs[m.key], v)
+	m.r.weights = append(m.r.weights, fmt.Sprintf("%s:%v×%d", m.key, v, n))
+}
+
+// TestExtendedMetricsDeferredCounts: with an ExtendedMetricsProvider depth and adds are set at
+// each refresh and at shutdown; after shutdown depth follows every Get again.
+func TestExtendedMetricsDeferredCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := extRecorder{newRecorder()}
+		fc := testingclock.NewFakeClock(t0)
+		q := NewTypedWithConfig(TypedQueueConfig[string]{Name: "q", MetricsProvider: rec, Clock: fc})
+		step := func(d time.Duration) {
+			synctest.Wait()
+			fc.Step(d)
+			synctest.Wait()
+		}
+		check := func(what, key string, want float64) {
+			t.Helper()
+			if got := rec.value(key); got != want {
+				t.Fatalf("%s: %s = %v, want %v", what, key, got, want)
+			}
+		}
+		q.Add("a")
+		q.Add("b")
+		q.Add("c")
+		check("before a refresh", "adds/q", 0)
+		check("before a refresh", "depth/q", 0)
+		step(500 * time.Millisecond)
+		check("refreshed", "adds/q", 3)
+		check("refreshed", "depth/q", 3)
+		q.Get() // a waited 500ms: observed at once
+		if got := rec.observations("latency/q"); !slices.Equal(got, []float64{0.5}) {
+			t.Fatalf("latency = %v, want [0.5]", got)
+		}
+		q.Add("a") // again while processing: counted in depth, as client-go does
+		step(500 * time.Millisecond)
+		check("after a get and a re-add", "depth/q", 3)
+		check("after a get and a re-add", "adds/q", 4)
+		q.Add("d")
+		q.ShutDown()
+		check("at shutdown", "adds/q", 5)
+		check("at shutdown", "depth/q", 4)
+		q.Get()
+		check("a get after shutdown", "depth/q", 3)
+	})
+}
+
+// TestExtendedMetricsSampling: past timedPerPeriod items in a refresh period, one item in
+// sampleEvery is timed and observed for the items since the last observation; the next
+// period times every item again.
+func TestExtendedMetricsSampling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := extRecorder{newRecorder()}
+		fc := testingclock.NewFakeClock(t0)
+		q := NewTypedWithConfig(TypedQueueConfig[int]{Name: "q", MetricsProvider: rec, Clock: fc})
+		defer q.ShutDown()
+		cycle := func(n int) {
+			for i := range n {
+				q.Add(i)
+				item, _ := q.Get()
+				q.Done(item)
+			}
+		}
+		count := func(key string) int {
+			return len(rec.observations(key))
+		}
+		cycle(timedPerPeriod + 3*sampleEvery + 5)
+		if got, want := count("latency/q"), timedPerPeriod+3; got != want {
+			t.Fatalf("%d latency observations, want %d", got, want)
+		}
+		if got, want := count("work/q"), timedPerPeriod+3; got != want {
+			t.Fatalf("%d work-duration observations, want %d", got, want)
+		}
+		wantWeights := []string{}
+		for range 3 {
+			wantWeights = append(wantWeights, fmt.Sprintf("latency/q:0×%d", sampleEvery), fmt.Sprintf("work/q:0×%d", sampleEvery))
+		}
+		if !slices.Equal(rec.weights, wantWeights) {
+			t.Fatalf("weighted observations %v, want %v", rec.weights, wantWeights)
+		}
+
+		synctest.Wait()
+		fc.Step(500 * time.Millisecond)
+		synctest.Wait()
+		rec.weights = nil
+		cycle(1) // timed again: stands for itself and the 5 untimed items before it
+		want := []string{"latency/q:0×6", "work/q:0×6"}
+		if !slices.Equal(rec.weights, want) {
+			t.Fatalf("first observation of the new period %v, want %v", rec.weights, want)
+		}
+	})
+}
+
+// TestExtendedMetricsUntimedItemsAge: an item that was not timed counts in the gauges from
+// the start of the refresh period of its add or get, and its latency and duration are not
+// observed.
+func TestExtendedMetricsUntimedItemsAge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := extRecorder{newRecorder()}
+		fc := testingclock.NewFakeClock(t0)
+		q := NewTypedWithConfig(TypedQueueConfig[int]{Name: "q", MetricsProvider: rec, Clock: fc})
+		defer q.ShutDown()
+		step := func(d time.Duration) {
+			synctest.Wait()
+			fc.Step(d)
+			synctest.Wait()
+		}
+		for i := range timedPerPeriod {
+			q.Add(i)
+			item, _ := q.Get()
+			q.Done(item)
+		}
+		observed := len(rec.observations("latency/q"))
+		q.Add(-1) // untimed: waits
+		q.Add(-2) // untimed: taken and held
+		q.Get()   // -1
+		q.Add(-3) // untimed: waits
+		if got, _ := q.Get(); got != -2 {
+			t.Fatalf("got %d, want -2", got)
+		}
+		step(250 * time.Millisecond)
+		q.Done(-1)
+		step(250 * time.Millisecond)
+		step(time.Second)
+		// -3 and -2 count from 0, the start of the period in which they were added and taken.
+		for _, c := range []struct {
+			key  string
+			want float64
+		}{{"oldest/q", 1.5}, {"longest/q", 1.5}, {"unfinished/q", 1.5}} {
+			if got := rec.value(c.key); got != c.want {
+				t.Errorf("%s = %v, want %v", c.key, got, c.want)
+			}
+		}
+		q.Done(-2)
+		q.Get()
+		q.Done(-3)
+		step(500 * time.Millisecond)
+		for _, key := range []string{"oldest/q", "longest/q", "unfinished/q"} {
+			if got := rec.value(key); got != 0 {
+				t.Errorf("%s = %v with nothing queued, want 0", key, got)
+			}
+		}
+		if got := len(rec.observations("latency/q")); got != observed {
+			t.Errorf("%d latency observations of untimed items", got-observed)
+		}
+		if got := len(rec.observations("work/q")); got != observed {
+			t.Errorf("%d work-duration observations of untimed items", got-observed)
+		}
+	})
 }

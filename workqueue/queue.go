@@ -110,9 +110,9 @@ func NewTyped[T comparable]() *Typed[T] {
 	return NewTypedWithConfig(TypedQueueConfig[T]{})
 }
 
-// NewTypedWithConfig returns a queue configured by config. A named queue with a metrics
-// provider runs one goroutine that updates the unfinished-work gauges; ShutDown or
-// ShutDownWithDrain stops it.
+// NewTypedWithConfig returns a queue configured by config. A measured queue runs one
+// goroutine that updates the unfinished-work gauges (and, with an ExtendedMetricsProvider,
+// depth and adds) every 500ms; ShutDown or ShutDownWithDrain stops it.
 func NewTypedWithConfig[T comparable](config TypedQueueConfig[T]) *Typed[T] {
 	return newTyped(config, resolveName(config.Name), unfinishedWorkUpdatePeriod)
 }
@@ -149,14 +149,21 @@ func newTyped[T comparable](config TypedQueueConfig[T], name queueName, updatePe
 	return q
 }
 
-// itemState is the state of an item the queue knows; an item in none is absent from items.
-type itemState uint8
+// itemState is the state of an item the queue knows: its phase in the low bits, the metrics'
+// timing in the others (startExact…). An item in no phase is absent from items. (For keys of
+// 8 or 16 bytes a map slot takes as much room with 8 bytes of state as with 1.)
+type itemState uint64
 
+// The phases.
 const (
 	stateWaiting    itemState = iota + 1 // added and not yet taken by Get
 	stateProcessing                      // between Get and Done
 	stateAgain                           // processing, and added again since its Get: its Done queues it
+	phaseMask       itemState = 0x0f
 )
+
+// phase returns the phase of st without its timing flags.
+func (st itemState) phase() itemState { return st & phaseMask }
 
 // Typed is a work queue of items of type T (see TypedInterface). Items are handed out in the
 // order of its Queue, FIFO by default. Create it with NewTyped or NewTypedWithConfig; the zero
@@ -201,22 +208,21 @@ func (q *Typed[T]) Add(item T) {
 	if q.shuttingDown {
 		return
 	}
-	switch q.items[item] {
+	st := q.items[item]
+	switch st.phase() {
 	case stateWaiting:
 		q.queue.Touch(item)
 		return
 	case stateAgain:
 		return
 	case stateProcessing:
-		q.items[item] = stateAgain // its Done queues it
 		q.adds++
-		q.metrics.add(item)
+		q.items[item] = st&^phaseMask | stateAgain | q.metrics.add(item) // its Done queues it
 		return
 	}
-	q.items[item] = stateWaiting
-	q.itemsSize.grew(len(q.items))
 	q.adds++
-	q.metrics.add(item)
+	q.items[item] = stateWaiting | q.metrics.add(item)
+	q.itemsSize.grew(len(q.items))
 	q.queue.Push(item)
 	q.cond.Signal()
 }
@@ -242,9 +248,8 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 		return item, true // shutting down, nothing left
 	}
 	item = q.queue.Pop()
-	q.items[item] = stateProcessing
+	q.items[item] = stateProcessing | q.metrics.get(item)
 	q.processing++
-	q.metrics.get(item)
 	return item, false
 }
 
@@ -255,14 +260,15 @@ func (q *Typed[T]) Done(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	st := q.items[item]
-	if st != stateProcessing && st != stateAgain {
+	phase := st.phase()
+	if phase != stateProcessing && phase != stateAgain {
 		return
 	}
-	q.metrics.done(item)
+	q.metrics.done(item, st)
 	q.processing--
-	if st == stateAgain {
+	if phase == stateAgain {
 		// Queued again even while shutting down, as client-go does, so that it can be drained.
-		q.items[item] = stateWaiting
+		q.items[item] = stateWaiting | st&addedMask
 		q.queue.Push(item)
 		q.cond.Signal()
 	} else {
@@ -380,8 +386,8 @@ func (q *Typed[T]) status() QueueStatus {
 	}
 	if q.metrics != nil {
 		s.Timed = true
-		s.UnfinishedWork, s.LongestRunning = q.metrics.unfinished()
-		s.OldestWaiting = q.metrics.oldestWaitingAge()
+		ages := q.metrics.ages(q.items)
+		s.UnfinishedWork, s.LongestRunning, s.OldestWaiting = ages.unfinished, ages.longestRunning, ages.oldestWaiting
 	}
 	delaying := q.delaying
 	q.mu.Unlock()
@@ -424,11 +430,14 @@ func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 	for {
 		select {
 		case <-q.stopCh:
+			q.mu.Lock()
+			q.metrics.stop()
+			q.mu.Unlock()
 			return
 		case <-t.C():
 			q.mu.Lock()
 			if !q.shuttingDown {
-				q.metrics.updateUnfinishedWork()
+				q.metrics.refresh(q.items)
 			}
 			q.mu.Unlock()
 		}

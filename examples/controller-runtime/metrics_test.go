@@ -66,8 +66,8 @@ func TestMetricsThroughTheBridge(t *testing.T) {
 	}
 
 	q := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "secretsync"})
-	defer q.ShutDown()
 	q.Add("default/web")
+	q.ShutDown() // sets the depth, which the queue otherwise sets every 500ms
 
 	const want = `
 # HELP kcache_informer_synced 1 when the informer has synced (HasSynced), else 0.
