@@ -17,8 +17,8 @@ var queueBuckets = prometheus.ExponentialBuckets(10e-9, 10, 12)
 type queueProvider struct {
 	depth          *prometheus.GaugeVec
 	adds           *prometheus.CounterVec
-	latency        *prometheus.HistogramVec
-	workDuration   *prometheus.HistogramVec
+	latency        histogramFamily
+	workDuration   histogramFamily
 	unfinishedWork *prometheus.GaugeVec
 	longestRunning *prometheus.GaugeVec
 	retries        *prometheus.CounterVec
@@ -75,6 +75,22 @@ func registerVec[V prometheus.Collector](reg prometheus.Registerer, m queueMetri
 	return vec, false, fmt.Errorf("kcacheprom: registering workqueue_%s: %w", m.name, err)
 }
 
+// registerHistograms registers the histograms of m, in client-go's form as a
+// weightedHistogramVec; if the registry has them in controller-runtime's form, it uses those.
+// It reports which form is in use.
+func registerHistograms(reg prometheus.Registerer, m queueMetric) (histogramFamily, bool, error) {
+	vec, err := register(reg, newWeightedHistogramVec(m.name, m.help, []string{"name"}))
+	if err == nil {
+		return vec, false, nil
+	}
+	crVec, crErr := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "workqueue",
+		Name: m.name, Help: m.crHelp, Buckets: queueBuckets}, m.crLabels))
+	if crErr == nil {
+		return clientHistograms{crVec}, true, nil
+	}
+	return nil, false, fmt.Errorf("kcacheprom: registering workqueue_%s: %w", m.name, err)
+}
+
 // register registers c, or returns the collector of the same description registered already.
 func register[V prometheus.Collector](reg prometheus.Registerer, c V) (V, error) {
 	err := reg.Register(c)
@@ -99,11 +115,6 @@ func newQueueProvider(reg prometheus.Registerer) (*queueProvider, error) {
 			return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: name, Help: help}, labels)
 		}
 	}
-	histogram := func(name string) func(string, []string) *prometheus.HistogramVec {
-		return func(help string, labels []string) *prometheus.HistogramVec {
-			return prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "workqueue", Name: name, Help: help, Buckets: queueBuckets}, labels)
-		}
-	}
 	var err error
 	var cr [7]bool
 	if p.depth, cr[0], err = registerVec(reg, depthMetric, gauge(depthMetric.name)); err != nil {
@@ -112,10 +123,10 @@ func newQueueProvider(reg prometheus.Registerer) (*queueProvider, error) {
 	if p.adds, cr[1], err = registerVec(reg, addsMetric, counter(addsMetric.name)); err != nil {
 		return nil, err
 	}
-	if p.latency, cr[2], err = registerVec(reg, latencyMetric, histogram(latencyMetric.name)); err != nil {
+	if p.latency, cr[2], err = registerHistograms(reg, latencyMetric); err != nil {
 		return nil, err
 	}
-	if p.workDuration, cr[3], err = registerVec(reg, workDurationMetric, histogram(workDurationMetric.name)); err != nil {
+	if p.workDuration, cr[3], err = registerHistograms(reg, workDurationMetric); err != nil {
 		return nil, err
 	}
 	if p.unfinishedWork, cr[4], err = registerVec(reg, unfinishedMetric, gauge(unfinishedMetric.name)); err != nil {
@@ -165,12 +176,12 @@ func (p *queueProvider) NewAddsMetric(name string) workqueue.CounterMetric {
 
 // NewLatencyMetric implements workqueue.MetricsProvider.
 func (p *queueProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
-	return p.latency.WithLabelValues(p.labels(name, false)...)
+	return p.latency.with(p.labels(name, false))
 }
 
 // NewWorkDurationMetric implements workqueue.MetricsProvider.
 func (p *queueProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
-	return p.workDuration.WithLabelValues(p.labels(name, false)...)
+	return p.workDuration.with(p.labels(name, false))
 }
 
 // NewUnfinishedWorkSecondsMetric implements workqueue.MetricsProvider.
