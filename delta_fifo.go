@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kcache/cache/internal/ring"
 )
 
 // DeltaFIFOOptions configures a DeltaFIFO. Every field is optional.
@@ -81,7 +83,7 @@ type DeltaFIFO struct {
 	// itemsPeak is the largest len(items) since items was last reallocated.
 	itemsPeak int
 	// queue holds each key of items once, in the order it was first queued.
-	queue  queueRing[string]
+	queue  ring.Ring[string]
 	waker  popWaker
 	closed bool
 }
@@ -252,7 +254,7 @@ func (f *DeltaFIFO) appendLocked(id string, d Delta) {
 	}
 	f.items[id] = append(deltas, d)
 	if !queued {
-		f.queue.PushBack(id)
+		f.queue.Push(id)
 		f.itemsPeak = max(f.itemsPeak, len(f.items))
 		f.waker.wakeLocked()
 	}
@@ -294,7 +296,7 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 			f.waker.waitLocked(&f.mu)
 		}
 		isInInitialList := !f.syncedClosed
-		id := f.queue.PopFront()
+		id, _ := f.queue.Pop()
 		depth := f.queue.Len()
 		if depth > 0 {
 			f.waker.wakeLocked()
@@ -391,12 +393,14 @@ func (f *DeltaFIFO) replace(list []interface{}, transform bool, cached []bool) e
 
 	// Queued keys missing from the list were deleted while the watch was down. Walk the queue
 	// rather than the map so that the tombstones come in a stable order.
-	queuedDeletions := 0
-	for i, n := 0, f.queue.Len(); i < n; i++ {
-		k := f.queue.At(i)
-		if keys.Has(k) {
-			continue
+	var missing []string
+	for k := range f.queue.All() {
+		if !keys.Has(k) {
+			missing = append(missing, k)
 		}
+	}
+	queuedDeletions := 0
+	for _, k := range missing {
 		var last interface{}
 		if newest := f.items[k].Newest(); newest != nil {
 			last = newest.Object

@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/kcache/cache/internal/ring"
 )
 
 // RealFIFOOptions configures a RealFIFO.
@@ -111,7 +113,7 @@ type RealFIFO struct {
 	mu sync.Mutex
 	initialSync
 	// items holds the queued deltas with their keys, computed once when they were queued.
-	items  queueRing[keyedDelta]
+	items  ring.Ring[keyedDelta]
 	waker  popWaker
 	closed bool
 	// batchKeys is PopBatch's scratch set of the keys in the batch being built.
@@ -275,7 +277,7 @@ func (f *RealFIFO) record(action DeltaType, obj interface{}) error {
 
 // pushLocked queues d, whose object has the given key, and wakes the consumer.
 func (f *RealFIFO) pushLocked(d Delta, key string) {
-	f.items.PushBack(keyedDelta{Delta: d, key: key})
+	f.items.Push(keyedDelta{Delta: d, key: key})
 	f.waker.wakeLocked()
 	f.metrics.numberOfQueuedItem.Set(float64(f.items.Len()))
 }
@@ -337,7 +339,7 @@ func (f *RealFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 		return nil, ErrFIFOClosed
 	}
 	isInInitialList := !f.syncedClosed
-	popped := f.items.PopFront()
+	popped, _ := f.items.Pop()
 	// Boxed once: the same interface value goes to process and back to the caller.
 	var item interface{} = Deltas{popped.Delta}
 	depth := f.items.Len()

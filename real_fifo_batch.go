@@ -38,7 +38,8 @@ func (f *RealFIFO) PopBatch(processBatch ProcessBatchFunc, processSingle PopProc
 		return ErrFIFOClosed
 	}
 	isInInitialList := !f.syncedClosed
-	firstKey := f.items.At(0).key
+	first, _ := f.items.Peek()
+	firstKey := first.key
 	batch := f.takeBatchLocked()
 	depth := f.items.Len()
 	if depth > 0 {
@@ -76,8 +77,8 @@ func (f *RealFIFO) takeBatchLocked() []Delta {
 	if f.initialPopulationCount > 0 {
 		limit = min(limit, f.initialPopulationCount)
 	}
-	if first := f.items.At(0); !batchableDeltaTypes[first.Type] || limit == 1 {
-		f.items.PopFront()
+	if first, _ := f.items.Peek(); !batchableDeltaTypes[first.Type] || limit == 1 {
+		f.items.Pop()
 		return []Delta{first.Delta}
 	}
 
@@ -86,19 +87,20 @@ func (f *RealFIFO) takeBatchLocked() []Delta {
 	}
 	clear(f.batchKeys)
 	n := 0
-	for ; n < limit; n++ {
-		d := f.items.At(n)
-		if !batchableDeltaTypes[d.Type] {
+	for d := range f.items.All() {
+		if n == limit || !batchableDeltaTypes[d.Type] {
 			break
 		}
 		if _, dup := f.batchKeys[d.key]; dup {
 			break
 		}
 		f.batchKeys[d.key] = struct{}{}
+		n++
 	}
 	batch := make([]Delta, n)
 	for i := range batch {
-		batch[i] = f.items.PopFront().Delta
+		d, _ := f.items.Pop()
+		batch[i] = d.Delta
 	}
 	if len(f.batchKeys) > 2*defaultBatchSize {
 		f.batchKeys = nil // do not keep an oversized map (tests may raise batchSize)

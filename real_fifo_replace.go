@@ -86,8 +86,7 @@ func (f *RealFIFO) replace(newItems []interface{}, resourceVersion string, trans
 // not change during the iteration.
 func (f *RealFIFO) queuedLocked() iter.Seq2[string, Delta] {
 	return func(yield func(string, Delta) bool) {
-		for i, n := 0, f.items.Len(); i < n; i++ {
-			d := f.items.At(i)
+		for d := range f.items.All() {
 			if !yield(d.key, d.Delta) {
 				return
 			}

@@ -816,59 +816,6 @@ func TestRealFIFOKeysAreComputedOnce(t *testing.T) {
 	}
 }
 
-func TestQueueRing(t *testing.T) {
-	cases := []struct {
-		name string
-		// ops: positive n pushes n values, negative n pops -n values.
-		ops []int
-		// wantCap is the capacity after the last op; 0 is not checked.
-		wantCap int
-	}{
-		{"empty", nil, 0},
-		{"fill and drain", []int{100, -100}, 0},
-		{"wrap around", []int{10, -5, 12, -10, 30, -37}, 0},
-		{"shrink after burst", []int{5000, -4990, 3, -13}, queueRingMinCap},
-		{"a burst that recurs keeps its capacity", []int{5000, -4990, 4990, -4990}, 8192},
-		// 8192 pops at a small backlog after the drain: the next burst is a new one.
-		{"a burst that recurs much later may shrink", slices.Concat([]int{5000, -5000}, slices.Repeat([]int{16, -16}, 512), []int{5000, -5000}), queueRingMinCap},
-		{"interleaved", []int{1, -1, 1, 1, -2, 17, -3, 40, -54}, 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var r queueRing[int]
-			var model []int
-			next := 0
-			for _, n := range tc.ops {
-				for ; n > 0; n-- {
-					r.PushBack(next)
-					model = append(model, next)
-					next++
-				}
-				for ; n < 0; n++ {
-					if got := r.PopFront(); got != model[0] {
-						t.Fatalf("PopFront = %d, want %d", got, model[0])
-					}
-					model = model[1:]
-				}
-				if r.Len() != len(model) {
-					t.Fatalf("Len = %d, want %d", r.Len(), len(model))
-				}
-				for i, want := range model {
-					if got := r.At(i); got != want {
-						t.Fatalf("At(%d) = %d, want %d", i, got, want)
-					}
-				}
-				if len(r.buf) > max(queueRingMinCap, r.floor) && r.Len() < len(r.buf)/4 {
-					t.Fatalf("capacity %d kept for %d elements", len(r.buf), r.Len())
-				}
-			}
-			if tc.wantCap != 0 && len(r.buf) != tc.wantCap {
-				t.Errorf("capacity %d after the last op, want %d", len(r.buf), tc.wantCap)
-			}
-		})
-	}
-}
-
 // TestFIFOReplaceTransformed checks that Replace runs the transformer on every listed object,
 // and replaceTransformed (which a Reflector uses for a watch-list it already transformed) does
 // not.

@@ -2,7 +2,10 @@
 // grows and gives back as it drains.
 package ring
 
-import "unsafe"
+import (
+	"iter"
+	"unsafe"
+)
 
 // defaultMinCapacity is the smallest capacity of a Ring created without New.
 const defaultMinCapacity = 16
@@ -204,6 +207,23 @@ func (r *Ring[T]) Peek() (v T, ok bool) {
 		return v, false
 	}
 	return r.chunks[r.first][r.head], true
+}
+
+// All returns an iterator over the queued elements, oldest first. The Ring must not change
+// during the iteration. O(1) per element.
+func (r *Ring[T]) All() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		left := r.n
+		for i, start := r.first, r.head; left > 0; i, start = i+1, 0 {
+			c := r.chunks[i][start:min(len(r.chunks[i]), start+left)]
+			for _, v := range c {
+				if !yield(v) {
+					return
+				}
+			}
+			left -= len(c)
+		}
+	}
 }
 
 // Reset drops every element and releases every chunk. O(1).

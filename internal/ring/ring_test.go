@@ -2,6 +2,7 @@ package ring
 
 import (
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -185,6 +186,27 @@ func TestRingPeekAndReset(t *testing.T) {
 }
 
 // TestRingClearsPoppedSlots checks that popped pointers are not kept reachable.
+func TestRingAllStopsEarly(t *testing.T) {
+	r := New[int](2)
+	for i := range 10 {
+		r.Push(i)
+	}
+	r.Pop()
+	var got []int
+	for v := range r.All() {
+		if v == 5 {
+			break
+		}
+		got = append(got, v)
+	}
+	if want := []int{1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Fatalf("All() up to 5 = %v, want %v", got, want)
+	}
+	if r.Len() != 9 {
+		t.Fatalf("All() changed the Ring: Len() = %d", r.Len())
+	}
+}
+
 func TestRingClearsPoppedSlots(t *testing.T) {
 	r := New[*int](4)
 	for i := 0; i < 3; i++ {
@@ -227,6 +249,11 @@ func TestRingAgainstSlice(t *testing.T) {
 			}
 			if r.Len() != len(model) {
 				t.Fatalf("seed %d op %d: Len() = %d, want %d", seed, i, r.Len(), len(model))
+			}
+			if i%97 == 0 {
+				if all := slices.Collect(r.All()); !slices.Equal(all, model) {
+					t.Fatalf("seed %d op %d: All() = %v, want %v", seed, i, all, model)
+				}
 			}
 			// Beyond what it keeps, a Ring holds its elements, the unused parts of its first
 			// and last chunks, and one spare chunk.
