@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/kcache/cache/internal/ring"
 )
 
 // Interface is the untyped work queue interface.
@@ -51,9 +53,29 @@ type Queue[T comparable] interface {
 
 // DefaultQueue returns the default ordering policy: first in, first out. It is a ring buffer
 // that grows and shrinks with its contents and drops its reference to an item when the item
-// is popped. Push and Pop are amortized O(1).
+// is popped. Push and Pop are O(1), apart from allocating storage as the queue grows.
 func DefaultQueue[T comparable]() Queue[T] {
 	return new(fifo[T])
+}
+
+// fifo is the default Queue: first in, first out, in a ring.Ring.
+type fifo[T comparable] struct {
+	ring ring.Ring[T]
+}
+
+// Touch does nothing: re-adding an item does not move it.
+func (f *fifo[T]) Touch(T) {}
+
+// Push appends item.
+func (f *fifo[T]) Push(item T) { f.ring.Push(item) }
+
+// Len returns the number of queued items.
+func (f *fifo[T]) Len() int { return f.ring.Len() }
+
+// Pop removes and returns the oldest item.
+func (f *fifo[T]) Pop() T {
+	item, _ := f.ring.Pop()
+	return item
 }
 
 // QueueConfig configures an untyped queue.
@@ -407,22 +429,6 @@ func (q *Typed[T]) setDelaying(d delayStatus) {
 // shrinkThreshold is the size above which an emptied map or buffer is reallocated.
 const shrinkThreshold = 1024
 
-// shrinkCap returns the capacity a buffer of capacity c holding n items should shrink to, or
-// 0 to keep it. A buffer shrinks to a quarter once it is less than 1/16 full, and back to
-// shrinkThreshold once empty: memory stays within 16 times what is held (or
-// shrinkThreshold), and draining a burst reallocates only about a third of the buffer.
-func shrinkCap(n, c int) int {
-	switch {
-	case c <= shrinkThreshold:
-		return 0
-	case n == 0:
-		return shrinkThreshold
-	case n < c/16:
-		return max(c/4, shrinkThreshold)
-	}
-	return 0
-}
-
 func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 	defer q.wg.Done()
 	t := q.clock.NewTicker(period)
@@ -442,49 +448,4 @@ func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 			q.mu.Unlock()
 		}
 	}
-}
-
-// fifo is the default Queue: a ring buffer whose length is a power of two.
-type fifo[T comparable] struct {
-	buf  []T
-	head int
-	n    int
-}
-
-// Touch does nothing: re-adding an item does not move it.
-func (f *fifo[T]) Touch(T) {}
-
-// Push appends item, doubling the buffer when it is full.
-func (f *fifo[T]) Push(item T) {
-	if f.n == len(f.buf) {
-		f.resize(max(2*len(f.buf), 16))
-	}
-	f.buf[(f.head+f.n)&(len(f.buf)-1)] = item
-	f.n++
-}
-
-// Len returns the number of queued items.
-func (f *fifo[T]) Len() int { return f.n }
-
-// Pop removes the oldest item and clears its slot; the buffer shrinks as shrinkCap says.
-func (f *fifo[T]) Pop() T {
-	var zero T
-	item := f.buf[f.head]
-	f.buf[f.head] = zero
-	f.head = (f.head + 1) & (len(f.buf) - 1)
-	f.n--
-	if c := shrinkCap(f.n, len(f.buf)); c > 0 {
-		f.resize(c)
-	}
-	return item
-}
-
-// resize copies the items, in order, to the start of a new buffer of the given size.
-func (f *fifo[T]) resize(size int) {
-	out := make([]T, size)
-	if f.n > 0 {
-		k := copy(out, f.buf[f.head:min(f.head+f.n, len(f.buf))])
-		copy(out[k:], f.buf[:f.n-k])
-	}
-	f.buf, f.head = out, 0
 }

@@ -154,3 +154,19 @@ func (w *waitingSet[T]) down(i int) {
 	}
 	h[i] = s
 }
+
+// shrinkCap returns the capacity a buffer of capacity c holding n items should shrink to, or
+// 0 to keep it. A buffer shrinks to a quarter once it is less than 1/16 full, and back to
+// shrinkThreshold once empty: memory stays within 16 times what is held (or
+// shrinkThreshold), and draining a burst reallocates only about a third of the buffer.
+func shrinkCap(n, c int) int {
+	switch {
+	case c <= shrinkThreshold:
+		return 0
+	case n == 0:
+		return shrinkThreshold
+	case n < c/16:
+		return max(c/4, shrinkThreshold)
+	}
+	return 0
+}

@@ -139,3 +139,23 @@ func TestWaitingSetShrinks(t *testing.T) {
 		t.Fatalf("after draining: heap capacity %d, map peak %d", cap(w.heap), w.peak)
 	}
 }
+
+func TestShrinkCap(t *testing.T) {
+	cases := []struct {
+		n, c, want int
+	}{
+		{0, shrinkThreshold, 0}, // small buffers stay
+		{0, 4 * shrinkThreshold, shrinkThreshold},
+		{10, 64 * shrinkThreshold, 16 * shrinkThreshold},
+		{4*shrinkThreshold - 1, 64 * shrinkThreshold, 16 * shrinkThreshold},
+		{4 * shrinkThreshold, 64 * shrinkThreshold, 0}, // 1/16 full: keep
+		{1, 2 * shrinkThreshold, shrinkThreshold},      // never below the threshold
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d/%d", tc.n, tc.c), func(t *testing.T) {
+			if got := shrinkCap(tc.n, tc.c); got != tc.want {
+				t.Fatalf("shrinkCap = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
