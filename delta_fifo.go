@@ -124,6 +124,7 @@ func NewDeltaFIFOWithOptions(opts DeltaFIFOOptions) *DeltaFIFO {
 		emitDeltaTypeReplaced: opts.EmitDeltaTypeReplaced,
 		clock:                 clock.RealClock{},
 		items:                 map[string]Deltas{},
+		queue:                 *ring.New[string](queueRingMin),
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc

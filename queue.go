@@ -2,6 +2,11 @@ package cache
 
 import "sync"
 
+// queueRingMin is the minimum capacity of the rings of DeltaFIFO and RealFIFO: the first
+// chunk they allocate, and what they keep once drained. An informer's queue mostly holds a
+// few deltas between pops, and a new one often only one Replace.
+const queueRingMin = 4
+
 // popWaker lets a consumer blocked on an empty queue sleep until a producer queues something
 // or the queue is closed, without sync.Cond. The owner's mutex guards both fields; ch has
 // capacity one, so a wake-up is never lost and producers never block. A consumer that wakes

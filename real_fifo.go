@@ -172,6 +172,7 @@ func NewRealFIFOWithOptions(opts RealFIFOOptions) *RealFIFO {
 		metrics:               newFIFOMetrics(opts.Identifier, opts.MetricsProvider),
 		timeAlways:            opts.Identifier.Reserved(),
 		clock:                 clock.RealClock{},
+		items:                 *ring.New[keyedDelta](queueRingMin),
 	}
 	if f.keyFunc == nil {
 		f.keyFunc = MetaNamespaceKeyFunc
