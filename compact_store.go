@@ -45,7 +45,10 @@ const defaultDecodedCacheSize = 256
 // compare resource versions. Objects read must still be treated as read-only: a recently
 // written or read object is shared through the decoded-object cache. Handlers of an informer
 // receive the objects decoded from the watch, exactly as without this option, except the old
-// object of an update, which is decoded from the store.
+// object of an update, which is decoded from the store, and the adds of the initial list: an
+// informer's Reflector encodes each object of its initial list (paged LIST or watch-list) as
+// it arrives, so that start-up never holds more than the final store plus one page, and each
+// add is decoded from the store when it is delivered.
 //
 // A write whose object the codec cannot encode fails like an IndexFunc error (see Add).
 //
@@ -101,6 +104,9 @@ func newCompactCodec(options CompactOptions) *compactCodec {
 func (c *compactCodec) encode(obj interface{}) (interface{}, error) {
 	if obj == nil {
 		return nil, nil
+	}
+	if e, ok := obj.(*encodedItem); ok {
+		return e.entry, nil // encoded as it was listed
 	}
 	data, err := c.codec.Encode(obj)
 	if err != nil {
@@ -254,4 +260,109 @@ func (c *threadSafeMap) encodeState(s *storeState, failed []int, errs []error) (
 		j++
 	}
 	return mergedFailed, mergedErrs
+}
+
+// encodedItem is an object of a list into an empty compact store that was encoded as the
+// Reflector received it (see cache.encodeListed), so that the list never holds its decoded
+// objects: it carries what the store needs to keep the object — its key, its index values and
+// its entry — and is decoded again only when a handler is given it (see resolveListed).
+type encodedItem struct {
+	key   string
+	entry *compactEntry
+	// vals are the index values computed with set when the object was encoded.
+	vals [][]string
+	set  *indexerSet
+	c    *compactCodec
+}
+
+// decoded returns the object e holds, shared through the decoded-object cache.
+func (e *encodedItem) decoded() interface{} {
+	return e.c.decode(e.entry)
+}
+
+// valuesInto writes e's index values for set into dst: the values computed when it was
+// encoded, or, if indexers were added since, the values of its decoded object.
+func (e *encodedItem) valuesInto(set *indexerSet, dst [][]string) error {
+	if set == e.set {
+		copy(dst, e.vals)
+		return nil
+	}
+	return set.valuesInto(e.key, e.decoded(), 0, dst)
+}
+
+// encodeListed returns what a list that fills c, a compact store, carries for obj: an
+// *encodedItem, or obj itself (ok false) when c is not compact or not empty, or obj has no key,
+// fails an IndexFunc or does not encode (the store reports the error when it applies the
+// list, as for any list).
+func (c *cache) encodeListed(obj interface{}) (item interface{}, ok bool) {
+	s := c.storage
+	if s.compact == nil || obj == nil {
+		return obj, false
+	}
+	key, err := c.keyFunc(obj)
+	if err != nil {
+		return obj, false
+	}
+	set := s.indexers.Load()
+	vals, err := set.values(key, obj, 0)
+	if err != nil {
+		return obj, false
+	}
+	stored, err := s.compact.encode(obj)
+	if err != nil {
+		return obj, false
+	}
+	return &encodedItem{key: key, entry: stored.(*compactEntry), vals: vals, set: set, c: s.compact}, true
+}
+
+// isEmptyCompact reports whether c is a compact store holding nothing, as before an
+// informer's initial list.
+func (c *cache) isEmptyCompact() bool {
+	s := c.storage
+	if s.compact == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.state.len() == 0
+}
+
+// resolveListed returns obj with every *encodedItem in it decoded: obj itself, or a
+// DeletedFinalStateUnknown holding one.
+func resolveListed(obj interface{}) interface{} {
+	switch o := obj.(type) {
+	case *encodedItem:
+		return o.decoded()
+	case DeletedFinalStateUnknown:
+		if e, ok := o.Obj.(*encodedItem); ok {
+			o.Obj = e.decoded()
+			return o
+		}
+	}
+	return obj
+}
+
+// resolveAllListed decodes, in place, the *encodedItems of objs.
+func resolveAllListed(objs []interface{}) {
+	for i, obj := range objs {
+		if e, ok := obj.(*encodedItem); ok {
+			objs[i] = e.decoded()
+		}
+	}
+}
+
+// listedKey is DeletionHandlingMetaNamespaceKeyFunc that also knows an *encodedItem's key.
+func listedKey(obj interface{}) (string, error) {
+	if e, ok := obj.(*encodedItem); ok {
+		return e.key, nil
+	}
+	return DeletionHandlingMetaNamespaceKeyFunc(obj)
+}
+
+// valuesOf is set.valuesInto for an object of a list, which may be an *encodedItem.
+func valuesOf(set *indexerSet, key string, obj interface{}, dst [][]string) error {
+	if e, ok := obj.(*encodedItem); ok {
+		return e.valuesInto(set, dst)
+	}
+	return set.valuesInto(key, obj, 0, dst)
 }

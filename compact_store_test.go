@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -501,4 +502,181 @@ func TestCompactMutationDetector(t *testing.T) {
 			t.Fatalf("a handler's mutation was not detected")
 		}
 	})
+}
+
+// compactTestHandler records the objects of the OnAdd calls it gets, by key.
+type compactTestHandler struct {
+	ResourceEventHandlerFuncs
+	added map[string]interface{}
+}
+
+func newCompactTestHandler() *compactTestHandler {
+	h := &compactTestHandler{added: map[string]interface{}{}}
+	h.AddFunc = func(obj interface{}) {
+		key, _ := MetaNamespaceKeyFunc(obj)
+		h.added[key] = obj
+	}
+	return h
+}
+
+// TestCompactInitialListEncoded: the initial list of an informer with a compact cache, paged or
+// streamed, reaches the queue as the encoded objects the store will keep (transformed once,
+// before encoding), so it never holds the decoded objects; the store keeps those very
+// entries, indexed, and the handler receives the objects decoded.
+func TestCompactInitialListEncoded(t *testing.T) {
+	for _, watchList := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watchList=%v", watchList), func(t *testing.T) {
+			names := []string{"a", "b", "c", "d", "e"}
+			src := infTestSource(names...)
+			src.SetWatchListSupported(watchList)
+			store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
+				WithCompactStorage(CompactOptions{})).(*cache)
+			transforms := 0
+			fifo := NewRealFIFOWithOptions(RealFIFOOptions{
+				KeyFunction:  MetaNamespaceKeyFunc,
+				AtomicEvents: true,
+				Transformer: func(obj interface{}) (interface{}, error) {
+					transforms++
+					p := obj.(*v1.Pod)
+					p.Labels = map[string]string{"transformed": "yes"}
+					return p, nil
+				},
+			})
+			fifo.setRelistStore(store)
+			r := NewReflectorWithOptions(src, &v1.Pod{}, fifo, ReflectorOptions{})
+			r.WatchListPageSize = 2
+			ctx := t.Context()
+			if watchList {
+				w, err := r.watchList(ctx)
+				if err != nil || w == nil {
+					t.Fatalf("watchList = %v, %v", w, err)
+				}
+				w.Stop()
+			} else if err := r.list(ctx); err != nil {
+				t.Fatal(err)
+			}
+
+			h := newCompactTestHandler()
+			_, err := fifo.Pop(func(obj interface{}, initial bool) error {
+				d := obj.(Deltas)
+				info := d[0].Object.(ReplacedAllInfo)
+				if len(d) != 1 || len(info.Objects) != len(names) {
+					t.Fatalf("popped %v", d)
+				}
+				for _, item := range info.Objects {
+					if _, ok := item.(*encodedItem); !ok {
+						t.Fatalf("the list carries %T, want encoded objects", item)
+					}
+				}
+				listed := slices.Clone(info.Objects)
+				if err := processDeltas(klog.Background(), h, store, d, initial, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
+					return err
+				}
+				for _, item := range listed {
+					e := item.(*encodedItem)
+					if slot := store.storage.state.slots[e.key]; store.storage.state.obj(slot) != e.entry {
+						t.Errorf("%s stored as %v, not as listed", e.key, store.storage.state.obj(slot))
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if transforms != len(names) {
+				t.Errorf("%d transforms, want one per object", transforms)
+			}
+			for _, n := range names {
+				p, ok := h.added["ns/"+n].(*v1.Pod)
+				if !ok || p.Name != n || p.Labels["transformed"] != "yes" {
+					t.Errorf("handler got %#v for %s, want the transformed pod", h.added["ns/"+n], n)
+				}
+			}
+			if objs, _ := store.ByIndex(NamespaceIndex, "ns"); len(objs) != len(names) {
+				t.Errorf("ByIndex = %d objects, want %d", len(objs), len(names))
+			}
+		})
+	}
+}
+
+// TestCompactEncodedListIntoWrittenStore: a list encoded for an empty compact store that was
+// written to before the list was applied is applied as any relist: the difference, with
+// decoded objects in the notifications.
+func TestCompactEncodedListIntoWrittenStore(t *testing.T) {
+	c := compactTestIndexer(-1)
+	var list []interface{}
+	for _, n := range []string{"a", "b"} {
+		item, ok := c.encodeListed(compactTestPod(n, "2"))
+		if !ok {
+			t.Fatalf("%s not encoded", n)
+		}
+		list = append(list, item)
+	}
+	if err := c.Add(compactTestPod("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	rec := newInfTestRecorder()
+	if err := processReplacedAllInfo(klog.Background(), rec, ReplacedAllInfo{ResourceVersion: "2", Objects: list}, c, false, DeletionHandlingMetaNamespaceKeyFunc); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"update a@1->a@2", "add b@2"}
+	var got []string
+	for range want {
+		e := rec.next(t)
+		s := e.kind + " "
+		if e.old != nil {
+			s += infTestName(e.old) + "->"
+		}
+		got = append(got, s+infTestName(e.obj))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("notified %v, want %v", got, want)
+	}
+	if keys := c.ListKeys(); len(keys) != 2 {
+		t.Fatalf("keys %v", keys)
+	}
+}
+
+// TestCompactListEncodeFailures: an object of an initial list that cannot be encoded, or whose
+// transform fails, is carried as it is, and the list fails or keeps it as any list does.
+func TestCompactListEncodeFailures(t *testing.T) {
+	store := NewIndexer(DeletionHandlingMetaNamespaceKeyFunc, Indexers{NamespaceIndex: func(obj interface{}) ([]string, error) {
+		if obj.(*v1.Pod).Name == "bad-index" {
+			return nil, errors.New("no index")
+		}
+		return []string{"x"}, nil
+	}}, WithCompactStorage(CompactOptions{})).(*cache)
+	fifo := NewRealFIFOWithOptions(RealFIFOOptions{
+		KeyFunction:  MetaNamespaceKeyFunc,
+		AtomicEvents: true,
+		Transformer: func(obj interface{}) (interface{}, error) {
+			if obj.(*v1.Pod).Name == "bad-transform" {
+				return nil, errors.New("no transform")
+			}
+			return obj, nil
+		},
+	})
+	fifo.setRelistStore(store)
+	encode := fifo.listEncoder(true)
+	if encode == nil {
+		t.Fatal("no encoder for an empty compact store")
+	}
+	for _, tc := range []struct {
+		name                 string
+		encoded, transformed bool
+	}{{"ok", true, true}, {"bad-index", false, true}, {"bad-transform", false, false}} {
+		item, transformed := encode(compactTestPod(tc.name, "1"))
+		if _, encoded := item.(*encodedItem); encoded != tc.encoded || transformed != tc.transformed {
+			t.Errorf("%s: encoded %v transformed %v, want %v %v", tc.name, encoded, transformed, tc.encoded, tc.transformed)
+		}
+	}
+	if NewRealFIFOWithOptions(RealFIFOOptions{KeyFunction: MetaNamespaceKeyFunc, AtomicEvents: true}).listEncoder(true) != nil {
+		t.Error("a queue without a store encodes its lists")
+	}
+	if err := store.Add(compactTestPod("ok", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if fifo.listEncoder(true) != nil {
+		t.Error("a queue whose store is not empty encodes its lists")
+	}
 }

@@ -103,6 +103,7 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 			return nil
 		}
 	}
+	resolveAllListed(info.Objects) // the store takes objects here
 	keys, newKeys, err := replacementKeys(info.Objects, keyFunc)
 	if err != nil {
 		return err
@@ -158,7 +159,7 @@ func notifyRelist(handler ResourceEventHandler, objs []interface{}, diff *relist
 			return
 		}
 		for _, obj := range objs {
-			handler.OnAdd(obj, isInInitialList)
+			handler.OnAdd(resolveListed(obj), isInInitialList)
 		}
 		return
 	}

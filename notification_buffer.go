@@ -201,7 +201,7 @@ func (b *notificationBuffer) fold(n notification) {
 	if n.isInitialAdd() {
 		initialAdds = 1
 	}
-	key, err := DeletionHandlingMetaNamespaceKeyFunc(n.obj)
+	key, err := listedKey(n.obj)
 	if err != nil {
 		b.order.Push(&pendingKey{first: n, last: n, count: 1, initialAdds: initialAdds})
 		return
@@ -264,7 +264,7 @@ func (b *notificationBuffer) recordDelivery(n notification, key string, keyed bo
 	}
 	if !keyed {
 		var err error
-		if key, err = DeletionHandlingMetaNamespaceKeyFunc(n.obj); err != nil {
+		if key, err = listedKey(n.obj); err != nil {
 			return
 		}
 	}

@@ -462,9 +462,11 @@ func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
 	if backlog > initialBufferSize {
 		defer p.logIfSlow(p.clock.Now(), backlog)
 	}
+	// A compact store's initial list reaches the handlers encoded (see encodedItem).
+	n.obj = resolveListed(n.obj)
 	switch m, _ := n.tag.(*notificationMarker); {
 	case m == nil:
-		p.handler.OnUpdate(n.tag, n.obj)
+		p.handler.OnUpdate(resolveListed(n.tag), n.obj)
 	case m.kind == notifyAdd:
 		p.handler.OnAdd(n.obj, m.initial)
 	default:

@@ -153,7 +153,11 @@ func (r *Reflector) listPages(ctx context.Context, dedup relistDeduper, options 
 		options.Limit = pageSize
 	}
 	requested := options
-	res := &listResult{items: &relistItems{dedup: dedup}}
+	var encode func(interface{}) (interface{}, bool)
+	if le, ok := dedup.(listEncoder); ok {
+		encode = le.listEncoder(true)
+	}
+	res := &listResult{items: &relistItems{dedup: dedup, encode: encode}}
 	paginated := false
 	for {
 		if err := ctx.Err(); err != nil {
@@ -167,7 +171,7 @@ func (r *Reflector) listPages(ctx context.Context, dedup relistDeduper, options 
 			// The continue token expired: start over with one full list.
 			options = requested
 			options.Limit, options.Continue = 0, ""
-			res = &listResult{items: &relistItems{dedup: dedup}}
+			res = &listResult{items: &relistItems{dedup: dedup, encode: encode}}
 			if page, err = r.listerWatcher.ListWithContext(ctx, options); err != nil {
 				return nil, paginated, err
 			}

@@ -79,6 +79,9 @@ func (r *Reflector) watchList(ctx context.Context) (watch.Interface, error) {
 		resourceVersion = ""
 		buffer = newWatchListBuffer(transform)
 		buffer.dedup = dedup
+		if le, ok := dedup.(listEncoder); ok {
+			buffer.encode = le.listEncoder(false)
+		}
 		options := metav1.ListOptions{
 			ResourceVersion:      r.rewatchResourceVersion(),
 			AllowWatchBookmarks:  true,
@@ -179,7 +182,10 @@ func (r *Reflector) retryWatchList(ctx context.Context, err error) bool {
 type watchListBuffer struct {
 	transform TransformFunc
 	// dedup, if set, replaces objects the informer has cached unchanged (see relistDeduper).
-	dedup   relistDeduper
+	dedup relistDeduper
+	// encode, if set, gives what the buffer keeps for each transformed object (see
+	// listEncoder).
+	encode  func(obj interface{}) (item interface{}, transformed bool)
 	index   map[string]int
 	entries []watchListEntry
 	live    int
@@ -218,6 +224,9 @@ func (b *watchListBuffer) Add(obj interface{}) error {
 	key, err := DeletionHandlingMetaNamespaceKeyFunc(obj)
 	if err != nil {
 		return KeyError{Obj: obj, Err: err}
+	}
+	if b.encode != nil && !cached {
+		obj, _ = b.encode(obj)
 	}
 	if i, ok := b.index[key]; ok {
 		b.countCached(b.entries[i].cached, -1)
@@ -258,9 +267,9 @@ func (b *watchListBuffer) Delete(obj interface{}) error {
 
 // Replace is not used during a watch-list; it makes list the content, for completeness.
 func (b *watchListBuffer) Replace(list []interface{}, _ string) error {
-	dedup := b.dedup
+	dedup, encode := b.dedup, b.encode
 	*b = *newWatchListBuffer(b.transform)
-	b.dedup = dedup
+	b.dedup, b.encode = dedup, encode
 	for _, obj := range list {
 		if err := b.Add(obj); err != nil {
 			return err

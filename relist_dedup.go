@@ -38,7 +38,48 @@ type relistDeduper interface {
 var (
 	_ relistDeduper = &RealFIFO{}
 	_ relistDeduper = &DeltaFIFO{}
+	_ listEncoder   = &RealFIFO{}
 )
+
+// listEncoder is implemented by RealFIFO. The queue of an informer whose store is compact (see
+// WithCompactStorage) and still empty, as before its initial list, has the Reflector encode
+// each object of the list as it arrives (see cache.encodeListed), so that the list holds the
+// encoded objects the store will keep instead of the decoded ones: the initial list then never
+// holds more than the store's final content plus the page or event in flight. The store takes
+// the entries as they are, and each handler receives the objects decoded from them (see
+// resolveListed).
+type listEncoder interface {
+	// listEncoder returns the function that gives what the list about to be read carries for
+	// each of its objects, running the queue's transformer first if transform is set, or nil
+	// when the list is to carry the objects themselves. The function returns obj (transformed
+	// or not), or an *encodedItem; transformed says that the queue must not transform it.
+	listEncoder(transform bool) func(obj interface{}) (item interface{}, transformed bool)
+}
+
+// listEncoder implements listEncoder for an atomic queue: its lists reach the store as one
+// ReplacedAll delta, which processReplacedAllInfo applies. A non-atomic queue hands every
+// object of a list to the consumer on its own, and carries the objects themselves.
+func (f *RealFIFO) listEncoder(transform bool) func(interface{}) (interface{}, bool) {
+	c, ok := f.relistStore.(*cache)
+	if !ok || !f.emitAtomicEvents || !c.isEmptyCompact() || watchListConsistencyCheckEnabled {
+		return nil
+	}
+	transformer := f.transformer
+	if !transform {
+		transformer = nil
+	}
+	return func(obj interface{}) (interface{}, bool) {
+		if transformer != nil {
+			t, err := transformer(obj)
+			if err != nil {
+				return obj, false // Replace transforms it again and reports the error
+			}
+			obj = t
+		}
+		item, _ := c.encodeListed(obj)
+		return item, true
+	}
+}
 
 // setRelistStore makes the queue dedup relists against store (see relistDeduper).
 func (f *RealFIFO) setRelistStore(store KeyGetter) { f.relistStore = store }
@@ -118,7 +159,9 @@ func sameObject(a, b interface{}) bool {
 // informer's store: an unchanged object is replaced by the cached one, a changed one is
 // detached from the page it came in, so that a kept object never pins its whole page.
 type relistItems struct {
-	dedup  relistDeduper
+	dedup relistDeduper
+	// encode, if set, gives what the list carries for each object (see listEncoder).
+	encode func(obj interface{}) (item interface{}, transformed bool)
 	items  []interface{}
 	cached []bool
 	// unchanged counts the items taken from the cache.
@@ -144,6 +187,15 @@ func (l *relistItems) addPage(page runtime.Object) error {
 	return meta.EachListItem(page, func(item runtime.Object) error {
 		if cached, ok := l.dedup.unchangedInCache(item); ok {
 			l.add(cached, true)
+			return nil
+		}
+		if l.encode != nil {
+			obj, transformed := l.encode(item)
+			if o, ok := obj.(runtime.Object); ok && inPlace {
+				obj = detachListItem(o) // not encoded: it must not pin the page
+			}
+			l.items = append(l.items, obj)
+			l.cached = append(l.cached, transformed)
 			return nil
 		}
 		if inPlace {

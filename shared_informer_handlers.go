@@ -160,6 +160,11 @@ func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
 // not change afterwards. processDeltas calls it (through addRunHandler) under blockDeltas for
 // a relist into an empty cache, such as the initial list.
 func (s *sharedIndexInformer) onAddRun(objs []interface{}, isInInitialList bool) {
+	if _, off := s.cacheMutationDetector.(dummyMutationDetector); !off {
+		// The detector watches the objects the handlers get: decode a list that a compact
+		// store's Reflector encoded as it arrived now, not per delivery.
+		resolveAllListed(objs)
+	}
 	for _, obj := range objs {
 		s.cacheMutationDetector.AddObject(obj)
 	}

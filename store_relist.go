@@ -77,6 +77,9 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 	if stored == 0 && len(objs) > 0 {
 		return c.fillEmpty(objs, resourceVersion, gen)
 	}
+	// A list encoded as it arrived was meant for an empty store (see encodeListed); this one
+	// was written to since, which is rare: compare decoded objects.
+	resolveAllListed(objs)
 
 	diff := &relistDiff{}
 	seen := make([]uint64, (stored+63)/64)
@@ -185,6 +188,10 @@ func (c *cache) applyRelist(objs []interface{}, resourceVersion string) (*relist
 func (c *cache) fillEmpty(objs []interface{}, resourceVersion string, gen uint64) (*relistDiff, bool, error) {
 	keys := make([]string, len(objs))
 	for i, obj := range objs {
+		if e, ok := obj.(*encodedItem); ok {
+			keys[i] = e.key
+			continue
+		}
 		key, err := c.keyFunc(obj)
 		if err != nil {
 			return nil, true, KeyError{obj, err}

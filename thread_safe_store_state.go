@@ -287,7 +287,7 @@ func buildStoreState(set *indexerSet, keys []string, objs []interface{}) (s stor
 		if obj == nil {
 			continue
 		}
-		if err := set.valuesInto(keys[slot], obj, 0, vals); err != nil {
+		if err := valuesOf(set, keys[slot], obj, vals); err != nil {
 			failed = append(failed, slot)
 			errs = append(errs, err)
 			continue
