@@ -435,3 +435,45 @@ func TestChangesIn(t *testing.T) {
 		})
 	}
 }
+
+// TestInformerStatusesHandlerTimeSampling: a handler that waits for each notification has
+// every call timed while they come at least 1ms apart; calls after a wait that follow a timed
+// call within 1ms are counted with the next timed one.
+func TestInformerStatusesHandlerTimeSampling(t *testing.T) {
+	EnableInformerTiming()
+	synctest.Test(t, func(t *testing.T) {
+		src := infTestSource("a")
+		inf := infTestNewInformer(src, 0)
+		if _, err := inf.AddEventHandler(&namedHandler{}); err != nil {
+			t.Fatal(err)
+		}
+		runInBubble(t, inf)
+		synctest.Wait()
+		count := func() uint64 {
+			return handlerOf(t, statusOf(t, inf), stalledName).HandlerTime.Count
+		}
+		base := count()
+		for i := range 5 {
+			time.Sleep(2 * time.Millisecond)
+			src.Add(infTestPod("ns", fmt.Sprintf("slow%d", i), ""))
+			synctest.Wait()
+		}
+		if got := count() - base; got != 5 {
+			t.Fatalf("%d calls timed of 5 made 2ms apart", got)
+		}
+		time.Sleep(2 * time.Millisecond)
+		for i := range 4 {
+			src.Add(infTestPod("ns", fmt.Sprintf("fast%d", i), ""))
+			synctest.Wait()
+		}
+		if got := count() - base; got != 6 {
+			t.Fatalf("count %d after 4 calls within 1ms, want 6 (the first timed, 3 waiting)", got)
+		}
+		time.Sleep(2 * time.Millisecond)
+		src.Add(infTestPod("ns", "late", ""))
+		synctest.Wait()
+		if got := count() - base; got != 10 {
+			t.Fatalf("count %d after the next timed call, want 10", got)
+		}
+	})
+}

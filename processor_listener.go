@@ -347,8 +347,10 @@ func (p *processorListener) run() {
 	var coalescedBefore, episodeStart uint64
 	returned := false // the handler returned from a call not yet counted in stats.processed
 	// waited is true when the goroutine waited for work since the last call; busy counts the
-	// calls made back to back since the last one timed (see HandlerStatus.HandlerTime).
+	// calls since the last one timed, which started at lastTimed; dated is when the newest
+	// notification was queued (see HandlerStatus.HandlerTime).
 	waited, busy := true, uint64(0)
+	var lastTimed, dated time.Time
 	for {
 		p.mu.Lock()
 		if returned {
@@ -364,6 +366,7 @@ func (p *processorListener) run() {
 		coalesced := p.pending.coalescedAway
 		if ok {
 			p.stats.poppedLocked(d.call, coalesced)
+			dated = p.stats.newestDateLocked()
 		}
 		p.mu.Unlock()
 		if ok {
@@ -390,9 +393,11 @@ func (p *processorListener) run() {
 		var start time.Time
 		weight := uint64(0)
 		if d.call && informerTiming.Load() {
-			if busy++; waited || busy >= handlerTimeSampling {
+			busy++
+			if busy >= handlerTimeSampling || waited && (dated.IsZero() || dated.Sub(lastTimed) >= handlerTimeGap) {
 				weight, busy = busy, 0
 				start = p.clock.Now()
+				lastTimed = start
 			}
 		}
 		waited = false

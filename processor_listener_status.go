@@ -12,8 +12,8 @@ var informerTiming atomic.Bool
 // read the clock per notification: the age of each handler's oldest pending notification (lag)
 // and the time spent in each handler call (HandlerStatus.HandlerTime). Until it is called both
 // read zero and cost nothing; after, they cost one clock read per batch of changes the
-// informer applies and two per handler call made after the handler waited for work (two per
-// 16 calls while it is busy: see HandlerStatus.HandlerTime). The other figures of
+// informer applies and two per timed handler call: every call while a handler gets under a
+// thousand notifications a second, fewer beyond (see HandlerStatus.HandlerTime). The other figures of
 // InformerStatuses are always kept: a few counters updated under locks already held. The
 // Prometheus module's Register and the debug page call it; it cannot be turned off. Safe for
 // concurrent use.
@@ -36,6 +36,10 @@ type durationHistogram struct {
 
 // handlerTimeSampling is how many handler calls made back to back one timed call stands for.
 const handlerTimeSampling = 16
+
+// handlerTimeGap is how long after a timed call started a call made after a wait for work is
+// timed again.
+const handlerTimeGap = time.Millisecond
 
 // observe records d for weight calls.
 func (h *durationHistogram) observe(d time.Duration, weight uint64) {
@@ -127,6 +131,15 @@ func (s *listenerStats) poppedLocked(called bool, coalescedAway uint64) {
 		m.head = (m.head + 1) % maxLagMarks
 		m.n--
 	}
+}
+
+// newestDateLocked returns when the newest dated notification was queued (a time no later
+// than now, read without the clock), zero if none was dated.
+func (s *listenerStats) newestDateLocked() time.Time {
+	if s.marks == nil || s.marks.n == 0 {
+		return time.Time{}
+	}
+	return s.marks.at(s.marks.n - 1).at
 }
 
 // lagLocked returns the age at now of the oldest notification waiting, 0 if none waits or
