@@ -112,10 +112,17 @@ func unchangedIn(store KeyGetter, keyOf KeyFunc, obj interface{}) (interface{}, 
 	if store == nil || obj == nil {
 		return nil, false
 	}
-	if c, ok := store.(*cache); ok && c.compact != nil {
-		// A compact store would decode its object: the listed one costs nothing more, and
-		// the store compares resource versions itself (see applyRelist).
-		return nil, false
+	if c, ok := store.(*cache); ok {
+		if c.compact != nil {
+			// A compact store would decode its object: the listed one costs nothing more,
+			// and the store compares resource versions itself (see applyRelist).
+			return nil, false
+		}
+		if c.storage.empty() {
+			// The initial list: nothing to find, so no key to compute (and to throw away:
+			// the store computes its own keys when it is filled).
+			return nil, false
+		}
 	}
 	rv, ok := rvFromObject(obj)
 	if !ok || rv == "" {

@@ -673,3 +673,24 @@ func TestWatchListBufferDedups(t *testing.T) {
 		t.Errorf("transformed %q, want %q (cached objects are not transformed)", transformed, want)
 	}
 }
+
+// TestUnchangedInEmptyStore checks that the dedup of an initial list, into an empty store,
+// computes no key for the objects it cannot find, and finds them once the store holds them.
+func TestUnchangedInEmptyStore(t *testing.T) {
+	store := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	calls := 0
+	keyOf := func(obj interface{}) (string, error) {
+		calls++
+		return MetaNamespaceKeyFunc(obj)
+	}
+	pod := storeTestPod("ns", "a", "1")
+	if got, ok := unchangedIn(store, keyOf, pod); ok || got != nil || calls != 0 {
+		t.Fatalf("empty store: unchangedIn = %v, %v after %d key computations, want nil, false after none", got, ok, calls)
+	}
+	if err := store.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := unchangedIn(store, keyOf, pod); !ok || got != pod || calls != 1 {
+		t.Fatalf("stored: unchangedIn = %v, %v after %d key computations, want the pod, true after one", got, ok, calls)
+	}
+}

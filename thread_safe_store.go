@@ -307,6 +307,13 @@ func (c *threadSafeMap) Get(key string) (item interface{}, exists bool) {
 	return c.fromStored(item), true
 }
 
+// empty reports whether the store holds nothing.
+func (c *threadSafeMap) empty() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.state.len() == 0
+}
+
 // List returns every stored object in no particular order. It is one allocation and one copy
 // (and a decode per object in a compact store).
 func (c *threadSafeMap) List() []interface{} {
