@@ -429,3 +429,54 @@ func mustUnwrap(t *testing.T, i toolscache.SharedInformer) cache.SharedIndexInfo
 func contextWithLogger(logger *captureLogger) context.Context {
 	return klog.NewContext(context.Background(), logger.Logger)
 }
+
+// With Options.Compact the bridge informer's cache keeps objects encoded: reads through the
+// client-go Indexer and through kcache return decoded copies equal to the listed and watched
+// objects, handlers receive the watch's objects, and indexes answer as without it.
+func TestCompactOption(t *testing.T) {
+	src := newSource()
+	for _, name := range []string{"a", "b"} {
+		src.Add(cm(name, name))
+	}
+	informer := newInformer(src, clientgo.Options{Compact: &cache.CompactOptions{DecodedCacheSize: -1}})
+	rec := newRecorder()
+	if _, err := informer.AddEventHandler(rec); err != nil {
+		t.Fatal(err)
+	}
+	run(t, informer)
+	waitSynced(t, informer.HasSyncedChecker())
+	src.Modify(cm("b", "b2"))
+	for {
+		e := rec.next(t)
+		if e.kind == "update" {
+			if got := e.obj.(*v1.ConfigMap).Data["k"]; got != "b2" {
+				t.Fatalf("update handler got data %q, want b2", got)
+			}
+			break
+		}
+	}
+	idx := informer.GetIndexer()
+	first, ok, err := idx.GetByKey("ns/b")
+	if err != nil || !ok {
+		t.Fatalf("GetByKey(ns/b) = %v, %v", ok, err)
+	}
+	second, _, _ := idx.GetByKey("ns/b")
+	if first == second {
+		t.Fatal("two reads of a compact cache returned the same object, want decoded copies")
+	}
+	b := first.(*v1.ConfigMap)
+	if b.Name != "b" || b.Data["k"] != "b2" || b.ResourceVersion != second.(*v1.ConfigMap).ResourceVersion {
+		t.Fatalf("GetByKey(ns/b) = %+v, want the modified configmap", b)
+	}
+	objs, err := idx.ByIndex("app", "a")
+	if err != nil || len(objs) != 1 || objs[0].(*v1.ConfigMap).Data["k"] != "a" {
+		t.Fatalf("ByIndex(app, a) = %v, %v", objs, err)
+	}
+	if keys := idx.ListKeys(); len(keys) != 2 {
+		t.Fatalf("ListKeys() = %v, want two keys", keys)
+	}
+	kobj, _, _ := mustUnwrap(t, informer).GetIndexer().GetByKey("ns/a")
+	if kobj.(*v1.ConfigMap).Data["k"] != "a" {
+		t.Fatalf("kcache's indexer holds %v for ns/a", kobj)
+	}
+}
