@@ -100,13 +100,14 @@ func (crNoRequests) RoundTrip(req *http.Request) (*http.Response, error) {
 	panic(fmt.Sprintf("bench: controller-runtime's cache sent %s %s; the controller-runtime implementations must read only the workload's source", req.Method, req.URL))
 }
 
-// crMapper maps the two kinds the workloads watch (pods and configmaps, both namespaced
-// core/v1), so that controller-runtime needs no discovery.
+// crMapper maps the kinds the workloads watch (pods and configmaps, both namespaced core/v1,
+// and the namespaced custom resource crGVK), so that controller-runtime needs no discovery.
 var crMapper = sync.OnceValue(func() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}})
 	for _, kind := range []string{"Pod", "ConfigMap"} {
 		m.Add(schema.GroupVersionKind{Version: "v1", Kind: kind}, meta.RESTScopeNamespace)
 	}
+	m.Add(crGVK, meta.RESTScopeNamespace)
 	return m
 })
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // The cache-size workloads: what a cache of realistic pods costs to hold, to fill and to read,
@@ -46,17 +47,23 @@ func init() {
 // server), reporting time, kept heap and peak heap.
 func benchCacheSync(b *testing.B, impl *Impl, mode string, n int) {
 	set := &podSet{n: n, rv: "1", pod: func(i int) *v1.Pod { return realisticPod(i, 100, "1") }}
+	benchCacheSyncFrom(b, impl, func() *source { return newPodSource(mode, func() *podSet { return set }) }, &v1.Pod{}, n)
+}
+
+// benchCacheSyncFrom is benchCacheSync over the n objects of example's type that the sources
+// newSource makes serve.
+func benchCacheSyncFrom(b *testing.B, impl *Impl, newSource func() *source, example runtime.Object, n int) {
 	var heap, peak float64
 	for range b.N {
 		b.StopTimer()
-		src := newPodSource(mode, func() *podSet { return set })
+		src := newSource()
 		var forced forcedSampler
 		src.setSample(forced.sample, 8)
 		every := int64(max(1, n/8))
 		base := liveHeap()
 		b.StartTimer()
 		sampler := startPeakSamplerAt(2)
-		inf := impl.NewInformer(src, &v1.Pod{})
+		inf := impl.NewInformer(src, example)
 		var adds atomic.Int64
 		if err := inf.AddHandler(Handler{Add: func(interface{}, bool) {
 			if adds.Add(1)%every == 0 {
