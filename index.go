@@ -2,8 +2,10 @@ package cache
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
@@ -106,12 +108,48 @@ type indexerSet struct {
 	// metaNamespaceIndex is true when NamespaceIndex is MetaNamespaceIndexFunc, so that
 	// ListAllByNamespace may look a namespace up directly.
 	metaNamespaceIndex bool
+	// isNamespace[i] is true when funcs[i] is MetaNamespaceIndexFunc: valuesInto then reads
+	// the namespace itself and returns namespaces' shared one-value lists, so that writing
+	// an object allocates no list for its namespace.
+	isNamespace []bool
+	namespaces  *namespaceLists
+}
+
+// namespaceLists hands out one shared, never written, one-value list per namespace, for at
+// most maxNamespaceLists namespaces (then fresh lists).
+type namespaceLists struct {
+	mu    sync.RWMutex
+	lists map[string][]string
+}
+
+// maxNamespaceLists bounds namespaceLists: namespaces come and go, and a list kept for one
+// that is gone costs about 60 bytes.
+const maxNamespaceLists = 4096
+
+// get returns a list holding exactly ns.
+func (l *namespaceLists) get(ns string) []string {
+	l.mu.RLock()
+	v, ok := l.lists[ns]
+	l.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = []string{ns}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if cur, ok := l.lists[ns]; ok {
+		return cur
+	}
+	if len(l.lists) < maxNamespaceLists {
+		l.lists[ns] = v
+	}
+	return v
 }
 
 // newIndexerSet returns the set holding indexers, in sorted name order. Nil functions are
 // rejected.
 func newIndexerSet(indexers Indexers) (*indexerSet, error) {
-	s := &indexerSet{pos: make(map[string]int, len(indexers))}
+	s := &indexerSet{pos: make(map[string]int, len(indexers)), namespaces: &namespaceLists{lists: map[string][]string{}}}
 	return s.with(indexers)
 }
 
@@ -137,9 +175,11 @@ func (s *indexerSet) with(added Indexers) (*indexerSet, error) {
 	}
 	n := len(s.names) + len(added)
 	out := &indexerSet{
-		names: make([]string, 0, n),
-		funcs: make([]IndexFunc, 0, n),
-		pos:   make(map[string]int, n),
+		names:       make([]string, 0, n),
+		funcs:       make([]IndexFunc, 0, n),
+		pos:         make(map[string]int, n),
+		isNamespace: make([]bool, n),
+		namespaces:  s.namespaces,
 	}
 	out.names = append(out.names, s.names...)
 	out.funcs = append(out.funcs, s.funcs...)
@@ -149,6 +189,7 @@ func (s *indexerSet) with(added Indexers) (*indexerSet, error) {
 	}
 	for i, name := range out.names {
 		out.pos[name] = i
+		out.isNamespace[i] = isMetaNamespaceIndexFunc(out.funcs[i])
 	}
 	if i, ok := out.pos[NamespaceIndex]; ok {
 		out.metaNamespaceIndex = isMetaNamespaceIndexFunc(out.funcs[i])
@@ -182,6 +223,14 @@ func (s *indexerSet) values(key string, obj interface{}, from int) ([][]string, 
 // valuesInto is values writing into dst, which has one element per function of the set.
 func (s *indexerSet) valuesInto(key string, obj interface{}, from int, dst [][]string) error {
 	for i := from; i < len(s.funcs); i++ {
+		if s.isNamespace[i] {
+			// MetaNamespaceIndexFunc's values, without its allocation; an object without
+			// metadata goes to the function for its error.
+			if m, ok := obj.(metav1.Object); ok {
+				dst[i] = s.namespaces.get(m.GetNamespace())
+				continue
+			}
+		}
 		v, err := s.funcs[i](obj)
 		if err != nil {
 			return fmt.Errorf("cache: unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)

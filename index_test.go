@@ -354,3 +354,43 @@ func TestNewIndexerPanicsOnNilIndexFunc(t *testing.T) {
 	}()
 	NewIndexer(MetaNamespaceKeyFunc, Indexers{"x": nil})
 }
+
+// TestNamespaceIndexValues checks the namespace index written without MetaNamespaceIndexFunc's
+// allocation: an update allocates nothing, objects of more namespaces than are shared are
+// indexed all the same, and an object without metadata fails as the function does.
+func TestNamespaceIndexValues(t *testing.T) {
+	s := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	pod := storeTestPod("ns0", "a", "1")
+	if err := s.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	storage := s.(*cache).storage
+	if allocs := testing.AllocsPerRun(100, func() { storage.Update("ns0/a", pod) }); allocs != 0 {
+		t.Errorf("Update of an indexed pod allocates %v times, want 0", allocs)
+	}
+	const n = maxNamespaceLists + 100
+	for i := range n {
+		if err := s.Add(storeTestPod(fmt.Sprint("ns", i), "b", "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, i := range []int{0, 1, maxNamespaceLists - 1, maxNamespaceLists, n - 1} {
+		keys, err := s.IndexKeys(NamespaceIndex, fmt.Sprint("ns", i))
+		want := []string{fmt.Sprint("ns", i, "/b")}
+		if i == 0 {
+			want = []string{"ns0/a", "ns0/b"}
+		}
+		if err != nil || !slices.Equal(keys, want) {
+			t.Errorf("IndexKeys(ns%d) = %v, %v, want %v", i, keys, err, want)
+		}
+	}
+	if got := len(s.ListIndexFuncValues(NamespaceIndex)); got != n {
+		t.Errorf("%d namespaces indexed, want %d", got, n)
+	}
+	storeTestCheckState(t, storage)
+	fixedKey := func(interface{}) (string, error) { return "k", nil }
+	err := NewIndexer(fixedKey, Indexers{NamespaceIndex: MetaNamespaceIndexFunc}).Add(fifoTestNoMeta{})
+	if err == nil || !strings.Contains(err.Error(), "object has no meta") {
+		t.Errorf("Add of an object without metadata: %v, want MetaNamespaceIndexFunc's error", err)
+	}
+}
