@@ -72,6 +72,11 @@ rules:
 // 400).
 const shardingProcsObjectsEnv = "KCACHE_SHARDING_PROCS_OBJECTS"
 
+// shardingProcsAllEnv, set to any value, makes TestShardingProcesses run hash mode with
+// client-side selection too (the selection of servers without shard selectors), which adds
+// about two minutes.
+const shardingProcsAllEnv = "KCACHE_SHARDING_PROCS_ALL"
+
 // Timing of TestShardingProcesses. The members' leases last procsLease (renewed every
 // second, given up after 3 s of failed renewals): short enough for a test of a few minutes,
 // long enough that six processes, kube-apiserver and etcd on two cores renew in time. The
@@ -95,6 +100,11 @@ const (
 // ConfigMap (0 double reconciles), the owner changes, and how long after each crash the dead
 // process's ConfigMaps were reassigned — at most procsLease + 5 s after a member's crash, at
 // most 2 × procsLease + 5 s after the sharder's.
+//
+// Subtest labels runs the example's label mode; hash its zero-write mode (-selection hash,
+// selected on the server, which runs with ShardedListAndWatch), where in addition no replica
+// may write to a ConfigMap or a Secret's labels; "hash client-side" (with
+// $KCACHE_SHARDING_PROCS_ALL) selects client-side, as on a server without shard selectors.
 func TestShardingProcesses(t *testing.T) {
 	if cluster == nil {
 		t.Skip("runs in the process that started the cluster: it reads the API server's audit log")
@@ -107,7 +117,22 @@ func TestShardingProcesses(t *testing.T) {
 		}
 	}
 	bin := buildSharded(t)
-	t.Run("labels", func(t *testing.T) { newProcsRun(t, bin, n).run() })
+	t.Run("labels", func(t *testing.T) { newProcsRun(t, bin, n, "labels").run() })
+	t.Run("hash", func(t *testing.T) {
+		if !hasFlag(t, bin, "selection") {
+			t.Skip("examples/sharded has no -selection flag")
+		}
+		newProcsRun(t, bin, n, "hash").run()
+	})
+	t.Run("hash client-side", func(t *testing.T) {
+		if os.Getenv(shardingProcsAllEnv) == "" {
+			t.Skipf("set %s=1 to run hash mode with client-side selection as well", shardingProcsAllEnv)
+		}
+		if !hasFlag(t, bin, "client-side") {
+			t.Skip("examples/sharded has no -client-side flag")
+		}
+		newProcsRun(t, bin, n, "hash", "-client-side").run()
+	})
 }
 
 // buildSharded builds examples/sharded into a temporary directory and returns the binary.
@@ -124,6 +149,14 @@ func buildSharded(t *testing.T) string {
 	}
 	t.Logf("built examples/sharded in %v", time.Since(start).Round(time.Millisecond))
 	return bin
+}
+
+// hasFlag reports whether the program bin has the flag name, by its usage message.
+func hasFlag(t *testing.T, bin, name string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, _ := framework.ChildCommand(ctx, bin, "-help").CombinedOutput() // -help exits 0 or 2
+	return bytes.Contains(out, []byte("  -"+name+" ")) || bytes.Contains(out, []byte("  -"+name+"\n"))
 }
 
 // shardedProc is one replica process.
@@ -175,13 +208,16 @@ type procsEvent struct {
 
 // procsRun is one run of TestShardingProcesses in a namespace of its own.
 type procsRun struct {
-	t      *testing.T
-	bin    string
-	n      int
-	ns     string
-	ring   string
-	labels sharding.Labels
-	dir    string
+	t   *testing.T
+	bin string
+	n   int
+	// selection is the example's -selection: "labels" or "hash"; extraArgs more flags.
+	selection string
+	extraArgs []string
+	ns        string
+	ring      string
+	labels    sharding.Labels
+	dir       string
 	// admin reads the state; writer creates and changes the ConfigMaps.
 	admin, writer kubernetes.Interface
 	procs         map[string]*shardedProc
@@ -189,10 +225,10 @@ type procsRun struct {
 	ctx           context.Context
 }
 
-func newProcsRun(t *testing.T, bin string, n int) *procsRun {
+func newProcsRun(t *testing.T, bin string, n int, selection string, extraArgs ...string) *procsRun {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	r := &procsRun{t: t, bin: bin, n: n, dir: t.TempDir(), procs: map[string]*shardedProc{}, ctx: ctx,
+	r := &procsRun{t: t, bin: bin, n: n, selection: selection, extraArgs: extraArgs, dir: t.TempDir(), procs: map[string]*shardedProc{}, ctx: ctx,
 		ring: "procs-" + strconv.Itoa(rand.IntN(1e6))}
 	var err error
 	if r.labels, err = sharding.NewLabels(r.ring); err != nil {
@@ -248,6 +284,10 @@ func (r *procsRun) start(name string, controllerRuntime bool) *shardedProc {
 		"-kubeconfig", r.kubeconfig(name), "-namespace", r.ns, "-ring", r.ring, "-name", name,
 		"-lease-duration", procsLease.String(), "-renew-deadline", "3s", "-retry-period", "1s",
 	}
+	if r.selection != "labels" {
+		args = append(args, "-selection", r.selection)
+	}
+	args = append(args, r.extraArgs...)
 	if controllerRuntime {
 		args = append(args, "-controller-runtime")
 	}
@@ -429,12 +469,45 @@ func (r *procsRun) placed(members []string) bool {
 	return true
 }
 
+// epochSettled reports whether the sharder's Lease publishes an epoch of exactly members, and
+// every member's Lease acknowledges it (hash mode).
+func (r *procsRun) epochSettled(members []string) bool {
+	if len(members) == 0 {
+		return false
+	}
+	leases, err := r.admin.CoordinationV1().Leases(r.ns).List(r.ctx, metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	var epoch string
+	acks := map[string]string{}
+	for _, l := range leases.Items {
+		if l.Name == r.ring+"-sharder" {
+			epoch = l.Annotations[epochAnnotation]
+		}
+		acks[l.Name] = l.Annotations[acknowledgedAnnotation]
+	}
+	num, names, ok := strings.Cut(epoch, ":")
+	if !ok || names != strings.Join(members, ",") {
+		return false
+	}
+	for _, m := range members {
+		if acks[m] != num {
+			return false
+		}
+	}
+	return true
+}
+
 // settle waits until the ring has settled on the live members and every Secret is right. It
 // returns how long after writerDone (the last change of a ConfigMap) the Secrets were right.
 func (r *procsRun) settle(what string, writerDone time.Time) time.Duration {
 	t := r.t
 	t.Helper()
 	eventually(r.ctx, t, procsSettleTimeout, what+": the ConfigMaps to be placed on the live members", func() bool {
+		if r.selection == "hash" {
+			return r.epochSettled(r.members())
+		}
 		return r.placed(r.members())
 	})
 	deadline := time.Now().Add(procsSettleTimeout)
@@ -622,7 +695,31 @@ func (r *procsRun) judge() {
 		t.Fatal(err)
 	}
 	a := newShardAudit(writes, procsReplicas, procsSecretSuffix)
-	a.labelPeriods(r.labels.Shard())
+	if r.selection == "hash" {
+		// The example keys a ConfigMap by its UID (and its Secret by its owner's UID).
+		a.hashPeriods(r.ring+"-sharder", func(cm string) (uint64, bool) {
+			for _, w := range a.cmWrites[cm] {
+				if w.uid != "" {
+					return sharding.HashKey(w.uid), true
+				}
+			}
+			return 0, false
+		})
+	} else {
+		a.labelPeriods(r.labels.Shard())
+	}
+	// The replicas' writes to the sharded objects themselves: the label patches of ConfigMaps
+	// and of their Secrets (their creates and updates are the controller's work).
+	sharded := 0
+	for _, w := range writes {
+		if w.ok() && slices.Contains(procsReplicas, w.user) && (w.resource == "configmaps" || w.resource == "secrets" && w.verb == "patch") {
+			sharded++
+		}
+	}
+	r.report("audit: the replicas wrote %d times to the sharded ConfigMaps and their Secrets' labels", sharded)
+	if r.selection == "hash" && sharded > 0 {
+		t.Errorf("in hash mode the replicas wrote %d times to the sharded objects, want 0", sharded)
+	}
 	doubles, committed := a.doubleReconciles()
 	outside, attempts := a.attemptsOutside()
 	acked, reassigned, unknown := a.ownerChanges()
