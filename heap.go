@@ -37,7 +37,7 @@ type Heap struct {
 func NewHeap(keyFn KeyFunc, lessFn LessFunc) *Heap {
 	return &Heap{
 		keyFunc: keyFn,
-		data:    heap.New[string](func(a, b interface{}) bool { return lessFn(a, b) }),
+		data:    heap.NewKeyed[string](func(a, b interface{}) bool { return lessFn(a, b) }),
 		changed: make(chan struct{}),
 	}
 }

@@ -268,7 +268,7 @@ func (t *resourceVersionTracker) wait(ctx context.Context, rv string) error {
 		return err
 	}
 	if t.waiters == nil {
-		t.waiters = heap.New[*rvWaiter](func(a, b *rvWaiter) bool {
+		t.waiters = heap.NewKeyed[*rvWaiter](func(a, b *rvWaiter) bool {
 			return compareComparableResourceVersions(a.rv, b.rv) < 0
 		})
 	}

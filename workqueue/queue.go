@@ -426,7 +426,8 @@ func (q *Typed[T]) setDelaying(d delayStatus) {
 	q.mu.Unlock()
 }
 
-// shrinkThreshold is the size above which an emptied map or buffer is reallocated.
+// shrinkThreshold is the size above which an emptied map is reallocated, and the number of
+// stale slots a waiting set keeps at most beyond twice its items.
 const shrinkThreshold = 1024
 
 func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {

@@ -103,8 +103,8 @@ func TestWaitingSetModel(t *testing.T) {
 				if got, ok := w.next(); ok != wantOK || got != want {
 					t.Fatalf("step %d: next = %d, %v; want %d, %v", step, got, ok, want, wantOK)
 				}
-				if len(w.heap) > 2*len(w.due)+shrinkThreshold {
-					t.Fatalf("step %d: %d slots for %d items: stale slots are not compacted", step, len(w.heap), len(w.due))
+				if w.heap.Len() > 2*len(w.due)+shrinkThreshold {
+					t.Fatalf("step %d: %d slots for %d items: stale slots are not compacted", step, w.heap.Len(), len(w.due))
 				}
 			}
 		})
@@ -118,8 +118,8 @@ func TestWaitingSetCompacts(t *testing.T) {
 	for i := range 10 * shrinkThreshold {
 		w.add(1, 1<<40-int64(i)-1)
 	}
-	if len(w.heap) > shrinkThreshold+2 {
-		t.Fatalf("%d slots kept for one item", len(w.heap))
+	if w.heap.Len() > shrinkThreshold+2 {
+		t.Fatalf("%d slots kept for one item", w.heap.Len())
 	}
 	if got := w.popDue(1<<40, nil, 10); !slices.Equal(got, []int{1}) {
 		t.Fatalf("popDue = %v", got)
@@ -135,27 +135,7 @@ func TestWaitingSetShrinks(t *testing.T) {
 	for len(out) < 8*shrinkThreshold {
 		out = w.popDue(1<<40, out, len(out)+100)
 	}
-	if cap(w.heap) > shrinkThreshold || w.peak != 0 {
-		t.Fatalf("after draining: heap capacity %d, map peak %d", cap(w.heap), w.peak)
-	}
-}
-
-func TestShrinkCap(t *testing.T) {
-	cases := []struct {
-		n, c, want int
-	}{
-		{0, shrinkThreshold, 0}, // small buffers stay
-		{0, 4 * shrinkThreshold, shrinkThreshold},
-		{10, 64 * shrinkThreshold, 16 * shrinkThreshold},
-		{4*shrinkThreshold - 1, 64 * shrinkThreshold, 16 * shrinkThreshold},
-		{4 * shrinkThreshold, 64 * shrinkThreshold, 0}, // 1/16 full: keep
-		{1, 2 * shrinkThreshold, shrinkThreshold},      // never below the threshold
-	}
-	for _, tc := range cases {
-		t.Run(fmt.Sprintf("%d/%d", tc.n, tc.c), func(t *testing.T) {
-			if got := shrinkCap(tc.n, tc.c); got != tc.want {
-				t.Fatalf("shrinkCap = %d, want %d", got, tc.want)
-			}
-		})
+	if w.heap.Cap() > shrinkThreshold || w.peak != 0 {
+		t.Fatalf("after draining: heap capacity %d, map peak %d", w.heap.Cap(), w.peak)
 	}
 }

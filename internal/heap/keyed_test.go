@@ -28,7 +28,7 @@ func TestKeyed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := New[string](intLess)
+			h := NewKeyed[string](intLess)
 			for _, o := range tc.ops {
 				switch o.kind {
 				case "set":
@@ -60,7 +60,7 @@ func TestKeyed(t *testing.T) {
 // TestKeyedRandom checks the heap against a sorted model over random operations.
 func TestKeyedRandom(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	h := New[int](intLess)
+	h := NewKeyed[int](intLess)
 	model := map[int]int{}
 	for step := 0; step < 5000; step++ {
 		key := rng.Intn(50)

@@ -1,5 +1,7 @@
 package priorityqueue
 
+import "github.com/kcache/cache/internal/heap"
+
 // core is the queue's state machine: deduplication, priorities, delays, the aging rule and
 // the set of items being processed. It has no lock, no goroutine and no clock: every method
 // that may need the time takes it as now, an instant that reads the time (in nanoseconds on
@@ -22,8 +24,9 @@ type core[T comparable] struct {
 	levels []*level[T]
 	// age lists the ready items by ageSeq: in the order they became ready, oldest first.
 	age list[T]
-	// waiting is a min-heap of delayed items by (readyAt, seq).
-	waiting []*entry[T]
+	// waiting is a min-heap of delayed items by readyAt (the key), then seq; each knows its
+	// heapIndex.
+	waiting *heap.Heap[*entry[T]]
 	// running lists the items being processed, longest running first.
 	running list[T]
 
@@ -157,6 +160,7 @@ func newCore[T comparable](agingEvery int, agingAfter int64, m *queueMetrics) *c
 	return &core[T]{
 		items:      make(map[T]*entry[T]),
 		running:    list[T]{running: true},
+		waiting:    heap.New(func(a, b *entry[T]) bool { return a.seq < b.seq }, func(e *entry[T], i int) { e.heapIndex = i }),
 		agingEvery: agingEvery,
 		agingAfter: agingAfter,
 		metrics:    m,
@@ -306,8 +310,11 @@ func (c *core[T]) done(key T, now *instant) (eligible bool) {
 // promote makes every waiting item whose time has come ready, in ready-time order, and
 // returns how many became eligible. It reads the time only if an item is waiting.
 func (c *core[T]) promote(now *instant) (eligible int) {
-	for len(c.waiting) > 0 && c.waiting[0].readyAt <= now.get() {
-		e := c.waiting[0]
+	for {
+		readyAt, e, ok := c.waiting.Peek()
+		if !ok || readyAt > now.get() {
+			break
+		}
 		c.removeWaiting(e)
 		if c.makeReady(e, now) {
 			eligible++
@@ -318,30 +325,27 @@ func (c *core[T]) promote(now *instant) (eligible int) {
 
 // nextDeadline returns when the earliest waiting item becomes ready.
 func (c *core[T]) nextDeadline() (int64, bool) {
-	if len(c.waiting) == 0 {
-		return 0, false
-	}
-	return c.waiting[0].readyAt, true
+	readyAt, _, ok := c.waiting.Peek()
+	return readyAt, ok
 }
 
 // dropWaiting forgets every delayed item (at shutdown).
 func (c *core[T]) dropWaiting() {
-	if len(c.items) == len(c.waiting) && c.running.head == nil {
+	if len(c.items) == c.waiting.Len() && c.running.head == nil {
 		// Only delayed items are queued: drop the map instead of deleting each key.
 		c.items = make(map[T]*entry[T])
-		clear(c.waiting)
-		c.waiting = c.waiting[:0]
+		c.waiting.Clear()
 		return
 	}
-	for _, e := range c.waiting {
+	for i := range c.waiting.Len() {
+		_, e := c.waiting.At(i)
 		e.heapIndex = -1
 		e.state = stateIdle
 		if !e.processing {
 			delete(c.items, e.key)
 		}
 	}
-	clear(c.waiting)
-	c.waiting = c.waiting[:0]
+	c.waiting.Clear()
 }
 
 // len is the number of ready items, eligible or parked.

@@ -85,80 +85,19 @@ func (c *core[T]) newLevel(priority int) *level[T] {
 	return &level[T]{priority: priority}
 }
 
-// The waiting items form a binary min-heap on (readyAt, seq), each entry knowing its index so
-// that a re-add with an earlier time or a removal is O(log n).
-
-func waitingLess[T comparable](a, b *entry[T]) bool {
-	if a.readyAt != b.readyAt {
-		return a.readyAt < b.readyAt
-	}
-	return a.seq < b.seq
-}
+// The waiting items form a heap on (readyAt, seq), each entry knowing its index so that a
+// re-add with an earlier time or a removal is O(log n).
 
 func (c *core[T]) pushWaiting(e *entry[T], at int64) {
 	e.state = stateWaiting
 	e.readyAt = at
-	e.heapIndex = len(c.waiting)
-	c.waiting = append(c.waiting, e)
-	c.up(e.heapIndex)
+	c.waiting.Push(at, e)
 }
 
 func (c *core[T]) removeWaiting(e *entry[T]) {
-	i := e.heapIndex
-	last := len(c.waiting) - 1
-	if i != last {
-		c.swap(i, last)
-	}
-	c.waiting[last] = nil
-	c.waiting = c.waiting[:last]
-	if i != last {
-		c.fix(i)
-	}
+	c.waiting.Remove(e.heapIndex)
 	e.heapIndex = -1
 	e.state = stateIdle
 }
 
-func (c *core[T]) fixWaiting(e *entry[T]) { c.fix(e.heapIndex) }
-
-func (c *core[T]) fix(i int) {
-	if !c.down(i) {
-		c.up(i)
-	}
-}
-
-func (c *core[T]) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !waitingLess(c.waiting[i], c.waiting[p]) {
-			return
-		}
-		c.swap(i, p)
-		i = p
-	}
-}
-
-func (c *core[T]) down(i int) bool {
-	start, n := i, len(c.waiting)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
-		}
-		m := l
-		if r := l + 1; r < n && waitingLess(c.waiting[r], c.waiting[l]) {
-			m = r
-		}
-		if !waitingLess(c.waiting[m], c.waiting[i]) {
-			break
-		}
-		c.swap(i, m)
-		i = m
-	}
-	return i > start
-}
-
-func (c *core[T]) swap(i, j int) {
-	c.waiting[i], c.waiting[j] = c.waiting[j], c.waiting[i]
-	c.waiting[i].heapIndex = i
-	c.waiting[j].heapIndex = j
-}
+func (c *core[T]) fixWaiting(e *entry[T]) { c.waiting.Replace(e.heapIndex, e.readyAt, e) }

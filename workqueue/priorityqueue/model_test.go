@@ -261,8 +261,11 @@ func checkCore[T comparable](t *testing.T, c *core[T]) {
 	if ready != c.nReady || parked != c.nParked || n != ready || a != ready {
 		t.Fatalf("counts: ready %d/%d in levels %d in age %d, parked %d/%d", ready, c.nReady, n, a, parked, c.nParked)
 	}
-	for i, e := range c.waiting {
-		if e.heapIndex != i || (i > 0 && waitingLess(e, c.waiting[(i-1)/2])) {
+	for i := range c.waiting.Len() {
+		readyAt, e := c.waiting.At(i)
+		_, parent := c.waiting.At((i - 1) / 2)
+		before := e.readyAt < parent.readyAt || e.readyAt == parent.readyAt && e.seq < parent.seq
+		if e.heapIndex != i || readyAt != e.readyAt || (i > 0 && before) {
 			t.Fatalf("heap broken at %d", i)
 		}
 	}

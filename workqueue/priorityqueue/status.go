@@ -18,7 +18,7 @@ func (q *queue[T]) status() workqueue.QueueStatus {
 		Depth:   c.len(),
 		Adds:    c.adds,
 		Retries: q.retries,
-		Delayed: len(c.waiting),
+		Delayed: c.waiting.Len(),
 		Timed:   c.metrics != nil,
 	}
 	now := q.now()
