@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kcache/cache/internal/heap"
@@ -290,4 +292,52 @@ func (t *resourceVersionTracker) wait(ctx context.Context, rv string) error {
 		return w.err
 	}
 	return fmt.Errorf("%w: waiting for %q, last processed %q: %w", ErrResourceVersionNotReached, rv, last, context.Cause(ctx))
+}
+
+// WaitForDeletion waits until indexer no longer holds the object a client deleted at key: the
+// key is absent, or holds an object with another UID (a new object under the same name; with
+// uid empty, any object there counts as the deleted one), or one marked for deletion. It wakes
+// each time w processes a newer resource version, without polling, and reports whether it had
+// to wait. Its errors are those of w.WaitForResourceVersion (ErrResourceVersionNotReached when
+// ctx ends first, ErrInformerStopped, ErrResourceVersionNotComparable). indexer is the store w
+// fills, normally its informer's GetIndexer(). An object without metadata counts as gone, and
+// so does a lookup that fails.
+//
+// kcache extension.
+func WaitForDeletion(ctx context.Context, w ResourceVersionWaiter, indexer Indexer, key string, uid types.UID) (waited bool, err error) {
+	for {
+		last := w.LastProcessedResourceVersion()
+		obj, exists, err := indexer.GetByKey(key)
+		if err != nil || !exists {
+			return waited, nil
+		}
+		o, merr := meta.Accessor(obj)
+		if merr != nil || (uid != "" && o.GetUID() != uid) || o.GetDeletionTimestamp() != nil {
+			return waited, nil
+		}
+		waited = true
+		if err := w.WaitForResourceVersion(ctx, nextResourceVersion(last)); err != nil {
+			return waited, err
+		}
+	}
+}
+
+// nextResourceVersion returns the smallest decimal version newer than rv: "1" for "", and rv
+// itself if it cannot be compared (the wait then reports ErrResourceVersionNotComparable).
+func nextResourceVersion(rv string) string {
+	if rv == "" {
+		return "1"
+	}
+	if _, err := CompareResourceVersion(rv, rv); err != nil {
+		return rv
+	}
+	b := []byte(rv)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < '9' {
+			b[i]++
+			return string(b)
+		}
+		b[i] = '0'
+	}
+	return "1" + string(b)
 }

@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -452,5 +454,70 @@ func TestWaitErrorMessages(t *testing.T) {
 	want = `cache: informer stopped (last processed resource version "5")`
 	if got != want {
 		t.Fatalf("error = %q, want %q", got, want)
+	}
+}
+
+// TestWaitForDeletion waits for deletions an informer has or has not seen yet.
+func TestWaitForDeletion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := infTestSource("a", "b", "c")
+		old := infTestPod("ns", "c", "")
+		old.UID = "old"
+		src.Modify(old)
+		inf, _ := rvTestInformer(t, src)
+		indexer := inf.GetIndexer()
+		if err := inf.WaitForResourceVersion(t.Context(), rvTestCurrent(src)); err != nil {
+			t.Fatal(err)
+		}
+		// Gone already: absent, another object under the name, marked for deletion.
+		marked := infTestPod("ns", "b", "")
+		marked.DeletionTimestamp = &metav1.Time{}
+		src.Modify(marked)
+		if err := inf.WaitForResourceVersion(t.Context(), rvTestCurrent(src)); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			key string
+			uid types.UID
+		}{{"ns/absent", ""}, {"ns/c", "new"}, {"ns/b", ""}} {
+			if waited, err := WaitForDeletion(t.Context(), inf, indexer, tc.key, tc.uid); waited || err != nil {
+				t.Errorf("WaitForDeletion(%s, %q) = %v, %v; want false, nil", tc.key, tc.uid, waited, err)
+			}
+		}
+		// Still cached: the wait ends when the informer processes the deletion.
+		type result struct {
+			waited bool
+			err    error
+		}
+		done := make(chan result, 1)
+		go func() {
+			waited, err := WaitForDeletion(t.Context(), inf, indexer, "ns/a", "")
+			done <- result{waited, err}
+		}()
+		synctest.Wait()
+		select {
+		case r := <-done:
+			t.Fatalf("WaitForDeletion returned %+v before the deletion", r)
+		default:
+		}
+		src.Delete(infTestPod("ns", "a", ""))
+		if r := <-done; !r.waited || r.err != nil {
+			t.Fatalf("WaitForDeletion after the deletion = %+v, want waited, nil", r)
+		}
+		// A deletion the informer never sees: the context bounds the wait.
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		waited, err := WaitForDeletion(ctx, inf, indexer, "ns/c", "old")
+		if !waited || !errors.Is(err, ErrResourceVersionNotReached) {
+			t.Fatalf("WaitForDeletion of an object never deleted = %v, %v; want true, ErrResourceVersionNotReached", waited, err)
+		}
+	})
+}
+
+func TestNextResourceVersion(t *testing.T) {
+	for rv, want := range map[string]string{"": "1", "0": "0", "41": "42", "199": "200", "999": "1000", "x": "x"} {
+		if got := nextResourceVersion(rv); got != want {
+			t.Errorf("nextResourceVersion(%q) = %q, want %q", rv, got, want)
+		}
 	}
 }

@@ -254,7 +254,7 @@ func (c *Client) waitForWrites(ctx context.Context, target runtime.Object, sampl
 			break
 		}
 		var w bool
-		w, err = waitGone(waitCtx, inf, k, uid)
+		w, err = cache.WaitForDeletion(waitCtx, inf.waiter, inf.indexer, storeKey(k), uid)
 		waited = waited || w
 		if err == nil {
 			st.mu.Lock()
@@ -293,53 +293,12 @@ func processed(w cache.ResourceVersionWaiter, rv string) bool {
 	return err == nil && c >= 0
 }
 
-// waitGone waits until inf's store no longer holds the object deleted at key (absent, another
-// UID, or marked for deletion), waking on each version the informer processes; it reports
-// whether it had to wait.
-func waitGone(ctx context.Context, inf *kcacheInformer, key types.NamespacedName, uid types.UID) (bool, error) {
-	waited := false
-	for {
-		last := inf.waiter.LastProcessedResourceVersion()
-		obj, exists, err := inf.indexer.GetByKey(storeKey(key))
-		if err != nil || !exists {
-			return waited, nil
-		}
-		if o, ok := obj.(client.Object); !ok || (uid != "" && o.GetUID() != uid) || o.GetDeletionTimestamp() != nil {
-			return waited, nil
-		}
-		waited = true
-		if err := inf.waiter.WaitForResourceVersion(ctx, nextResourceVersion(last)); err != nil {
-			return waited, err
-		}
-	}
-}
-
 // storeKey is key as the informer's store keys it (cache.MetaNamespaceKeyFunc).
 func storeKey(key types.NamespacedName) string {
 	if key.Namespace == "" {
 		return key.Name
 	}
 	return key.Namespace + "/" + key.Name
-}
-
-// nextResourceVersion returns the smallest decimal version newer than rv ("1" for "" or a version
-// that cannot be compared, which the wait then reports).
-func nextResourceVersion(rv string) string {
-	if _, err := cache.CompareResourceVersion(rv, rv); err != nil {
-		if rv == "" {
-			return "1"
-		}
-		return rv
-	}
-	b := []byte(rv)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < '9' {
-			b[i]++
-			return string(b)
-		}
-		b[i] = '0'
-	}
-	return "1" + string(b)
 }
 
 // informerFor returns the kcache informer serving reads of sample's representation, or nil if

@@ -197,7 +197,7 @@ func (r *ReadYourWrites[T]) wait(ctx context.Context, key *string) error {
 		if err != nil {
 			break
 		}
-		if err = waitGone(ctx, w, inf.GetIndexer(), k, uid); err == nil {
+		if _, err = cache.WaitForDeletion(ctx, w, inf.GetIndexer(), k, uid); err == nil {
 			r.mu.Lock()
 			if r.deletes[k] == uid {
 				delete(r.deletes, k)
@@ -212,43 +212,4 @@ func (r *ReadYourWrites[T]) wait(ctx context.Context, key *string) error {
 		}
 	}
 	return nil
-}
-
-// waitGone waits until indexer no longer holds the object deleted at key (absent, another UID,
-// or marked for deletion), waking each time the informer processes a newer version.
-func waitGone(ctx context.Context, w cache.ResourceVersionWaiter, indexer cache.Indexer, key string, uid types.UID) error {
-	for {
-		last := w.LastProcessedResourceVersion()
-		obj, exists, err := indexer.GetByKey(key)
-		if err != nil || !exists {
-			return nil
-		}
-		o, merr := meta.Accessor(obj)
-		if merr != nil || (uid != "" && o.GetUID() != uid) || o.GetDeletionTimestamp() != nil {
-			return nil
-		}
-		if err := w.WaitForResourceVersion(ctx, nextResourceVersion(last)); err != nil {
-			return err
-		}
-	}
-}
-
-// nextResourceVersion returns the smallest decimal version newer than rv ("1" for ""; rv itself
-// if it cannot be compared, which the wait then reports).
-func nextResourceVersion(rv string) string {
-	if rv == "" {
-		return "1"
-	}
-	if _, err := cache.CompareResourceVersion(rv, rv); err != nil {
-		return rv
-	}
-	b := []byte(rv)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < '9' {
-			b[i]++
-			return string(b)
-		}
-		b[i] = '0'
-	}
-	return "1" + string(b)
 }
