@@ -148,6 +148,9 @@ func (h *Heap[T]) before(a, b *slot[T]) bool {
 
 // up moves the value at i towards the root and returns where it ends.
 func (h *Heap[T]) up(i int) int {
+	if h.less == nil && h.moved == nil {
+		return h.upByKey(i)
+	}
 	items := h.items
 	s := items[i]
 	for i > 0 {
@@ -164,6 +167,9 @@ func (h *Heap[T]) up(i int) int {
 
 // down moves the value at i towards the leaves and returns where it ends.
 func (h *Heap[T]) down(i int) int {
+	if h.less == nil && h.moved == nil {
+		return h.downByKey(i)
+	}
 	items := h.items
 	s := items[i]
 	n := len(items)
@@ -182,6 +188,46 @@ func (h *Heap[T]) down(i int) int {
 		i = child
 	}
 	h.place(s, i)
+	return i
+}
+
+// upByKey is up for a heap ordered by key alone whose indices no one tracks: the comparisons
+// and moves of a heap of due times (a delaying queue's) with no call per step.
+func (h *Heap[T]) upByKey(i int) int {
+	items := h.items
+	s := items[i]
+	for i > 0 {
+		parent := (i - 1) / 2
+		if items[parent].key <= s.key {
+			break
+		}
+		items[i] = items[parent]
+		i = parent
+	}
+	items[i] = s
+	return i
+}
+
+// downByKey is down for a heap ordered by key alone whose indices no one tracks.
+func (h *Heap[T]) downByKey(i int) int {
+	items := h.items
+	s := items[i]
+	n := len(items)
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		if right := child + 1; right < n && items[right].key < items[child].key {
+			child = right
+		}
+		if s.key <= items[child].key {
+			break
+		}
+		items[i] = items[child]
+		i = child
+	}
+	items[i] = s
 	return i
 }
 

@@ -137,3 +137,30 @@ func TestShrinkCap(t *testing.T) {
 		}
 	}
 }
+
+// TestHeapByKey checks a heap ordered by key alone, with no index tracking (the path a
+// delaying queue's waiting set takes), against a sorted model.
+func TestHeapByKey(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	h := New[int](nil, nil)
+	var model []int64
+	for step := range 20000 {
+		if rng.Intn(3) > 0 || len(model) == 0 {
+			key := int64(rng.Intn(500))
+			h.Push(key, int(key))
+			model = append(model, key)
+			continue
+		}
+		slices.Sort(model)
+		key, v := h.Pop()
+		if key != model[0] || v != int(key) {
+			t.Fatalf("step %d: Pop() = %d, %d; want key %d", step, key, v, model[0])
+		}
+		model = model[1:]
+		if len(model) > 0 && rng.Intn(50) == 0 {
+			i := rng.Intn(h.Len())
+			k, _ := h.Remove(i)
+			model = slices.Delete(model, slices.Index(model, k), slices.Index(model, k)+1)
+		}
+	}
+}
