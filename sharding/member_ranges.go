@@ -20,8 +20,6 @@ type rangeMember struct {
 	busy segments
 	// changed receives a signal (capacity 1) when an acknowledgement may have become due.
 	changed chan struct{}
-	// generation counts the changes of the active segments.
-	generation uint64
 	// watchers are called, outside mu, whenever the active segments change.
 	watchers []*rangeWatcher
 }
@@ -87,9 +85,6 @@ func (r *rangeMember) observe(e Epoch, acked func(member string) (uint64, bool))
 	advanced := r.state.advance(e)
 	r.state.activate(acked)
 	changed := r.state.active != before
-	if changed {
-		r.generation++
-	}
 	watchers := slices.Clone(r.watchers)
 	r.mu.Unlock()
 	if advanced {
@@ -116,12 +111,11 @@ func (r *rangeMember) acknowledged(n uint64) {
 	r.state.acknowledged(n)
 }
 
-// active returns the ranges the member reconciles now and the generation of that set (it
-// grows with every change).
-func (r *rangeMember) active() (uint64, []HashRange) {
+// active returns the segments the member reconciles now.
+func (r *rangeMember) active() segments {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.generation, r.state.active.ranges()
+	return r.state.active
 }
 
 // watch calls notify whenever the active ranges change, until the returned func is called.

@@ -93,13 +93,14 @@ type SelectionStats struct {
 	// WatchEvents and KeptEvents count the added, modified and deleted events the member
 	// received, and those it passed on.
 	WatchEvents, KeptEvents uint64
-	// Relists counts the watches ended because the member's ranges changed.
-	Relists uint64
+	// RangeChanges counts the changes of ranges a watch carried out in its stream, and
+	// Relists those it could not, which made the informer list again.
+	RangeChanges, Relists uint64
 }
 
 // selectionCounters is the live form of SelectionStats.
 type selectionCounters struct {
-	listed, keptItems, events, keptEvents, relists atomic.Uint64
+	listed, keptItems, events, keptEvents, changes, relists atomic.Uint64
 }
 
 // SelectionStats returns what this member's selections of resource (every ListerWatcher and
@@ -108,7 +109,7 @@ type selectionCounters struct {
 func (s *Shard) SelectionStats(resource schema.GroupVersionResource) SelectionStats {
 	c := s.counters(resource)
 	return SelectionStats{ListedItems: c.listed.Load(), KeptItems: c.keptItems.Load(),
-		WatchEvents: c.events.Load(), KeptEvents: c.keptEvents.Load(), Relists: c.relists.Load()}
+		WatchEvents: c.events.Load(), KeptEvents: c.keptEvents.Load(), RangeChanges: c.changes.Load(), Relists: c.relists.Load()}
 }
 
 // counters returns the selection counters of resource.
@@ -135,12 +136,13 @@ func (s *Shard) counters(gvr schema.GroupVersionResource) *selectionCounters {
 // selector when ServerSelection says the server applies them, and always by dropping the
 // listed objects and watch events outside the ranges before they reach the informer, so the
 // member's store and handlers see only its objects. When the ranges change (an epoch moved
-// segments to or from the member), the current watch ends with a 410 Expired error, and the
-// informer's Reflector lists again with the new ranges after its usual backoff: objects the
-// member keeps stay in its store (handlers see them as updates without change, as on a
-// resync), objects it lost are deleted, objects it gained are added. While the member
-// reconciles no range, a List returns no object and the watch waits for a change.
-// Streaming watch-lists are not used.
+// segments to or from the member), the watch carries the change out in its stream, without a
+// relist: it reads the objects of the moved segments at the resource version the stream has
+// reached, sends a deletion for each object the member lost and an addition for each one it
+// gained, and goes on watching the new ranges (see WatchWithContext); objects the member keeps
+// see no event. Only if that read fails does the watch end with a 410 Expired error, so the
+// informer lists again. While the member reconciles no range, a List returns no object and the
+// watch waits for a change. Streaming watch-lists are not used.
 //
 // kcache extension.
 func (s *Shard) ListerWatcher(resource schema.GroupVersionResource, lw cache.ListerWatcher) cache.ListerWatcher {
@@ -198,12 +200,13 @@ type rangeSelection struct {
 	watch func(context.Context, metav1.ListOptions) (watch.Interface, error)
 	stats *selectionCounters
 
-	// mu guards listed and pageRanges.
+	// mu guards reflected and pageSegments.
 	mu sync.Mutex
-	// listed is the generation of the ranges the last list applied.
-	listed uint64
-	// pageRanges are the ranges of the paged list in progress.
-	pageRanges []HashRange
+	// reflected are the segments whose objects the informer's store holds: those of the last
+	// list, changed by every change of ranges a watch carried out.
+	reflected segments
+	// pageSegments are the segments of the paged list in progress.
+	pageSegments segments
 }
 
 func (s *Shard) newSelection(gvr schema.GroupVersionResource, list func(context.Context, metav1.ListOptions) (runtime.Object, error),
@@ -221,9 +224,24 @@ func (sel *rangeSelection) Watch(o metav1.ListOptions) (watch.Interface, error) 
 	return sel.WatchWithContext(context.Background(), o)
 }
 
-// IsWatchListSemanticsUnSupported makes the Reflector list, then watch: a watch that ends
-// when the ranges change must not be the stream of a watch-list.
+// IsWatchListSemanticsUnSupported makes the Reflector list, then watch: the watch's stream
+// changes with the ranges, which a watch-list's initial events cannot.
 func (sel *rangeSelection) IsWatchListSemanticsUnSupported() bool { return true }
+
+// serverSelector returns the shard selector of segs when the resource is selected on the
+// server, else "".
+func (sel *rangeSelection) serverSelector(ctx context.Context, segs segments) (string, error) {
+	server, err := sel.shard.ServerSelection(ctx, sel.gvr)
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Shard selector probe failed; selecting client-side", "resource", sel.gvr, "err", err)
+		return "", nil
+	}
+	if !server {
+		return "", nil
+	}
+	field, _ := sel.shard.serverField(sel.gvr)
+	return ShardSelector(field, segs.ranges())
+}
 
 // ListWithContext lists the member's objects.
 func (sel *rangeSelection) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -232,16 +250,16 @@ func (sel *rangeSelection) ListWithContext(ctx context.Context, o metav1.ListOpt
 		s.tweakLabels(&o)
 		return sel.list(ctx, o)
 	}
-	gen, ranges := s.ranges.active()
+	segs := s.ranges.active()
 	sel.mu.Lock()
 	if o.Continue != "" {
 		// A later page of a list: the same ranges as its first page.
-		ranges = sel.pageRanges
+		segs = sel.pageSegments
 	} else {
-		sel.listed, sel.pageRanges = gen, ranges
+		sel.reflected, sel.pageSegments = segs, segs
 	}
 	sel.mu.Unlock()
-	if len(ranges) == 0 {
+	if segs.empty() {
 		// Nothing to select: one object's list, for a resource version to watch from.
 		o.Limit, o.Continue = 1, ""
 		obj, err := sel.list(ctx, o)
@@ -257,13 +275,9 @@ func (sel *rangeSelection) ListWithContext(ctx context.Context, o metav1.ListOpt
 		}
 		return obj, nil
 	}
-	if server, err := s.ServerSelection(ctx, sel.gvr); err != nil {
-		klog.FromContext(ctx).V(2).Info("Shard selector probe failed; selecting client-side", "resource", sel.gvr, "err", err)
-	} else if server {
-		field, _ := s.serverField(sel.gvr)
-		if o.ShardSelector, err = ShardSelector(field, ranges); err != nil {
-			return nil, err
-		}
+	var err error
+	if o.ShardSelector, err = sel.serverSelector(ctx, segs); err != nil {
+		return nil, err
 	}
 	obj, err := sel.list(ctx, o)
 	if err != nil {
@@ -275,7 +289,7 @@ func (sel *rangeSelection) ListWithContext(ctx context.Context, o metav1.ListOpt
 	}
 	kept := items[:0]
 	for _, item := range items {
-		if sel.keep(item, ranges) {
+		if sel.segmentOf(item, segs) >= 0 {
 			kept = append(kept, item)
 		}
 	}
@@ -289,60 +303,60 @@ func (sel *rangeSelection) ListWithContext(ctx context.Context, o metav1.ListOpt
 	return obj, nil
 }
 
-// keep reports whether obj is one of the member's objects: sharded, and its hash in ranges.
-func (sel *rangeSelection) keep(obj runtime.Object, ranges []HashRange) bool {
+// segmentOf returns the segment of obj's hash if obj is sharded and its segment is in segs,
+// else -1.
+func (sel *rangeSelection) segmentOf(obj runtime.Object, segs segments) int {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return false
+		return -1
 	}
 	h, ok := sel.hash(m)
-	return ok && InRanges(h, ranges)
+	if !ok || !segs.has(segmentOf(h)) {
+		return -1
+	}
+	return segmentOf(h)
 }
 
-// WatchWithContext watches the member's objects until the member's ranges change.
+// WatchWithContext watches the member's objects. When the member's ranges change, the watch
+// carries the change out in its stream: it lists the objects of the segments that changed at
+// the resource version the stream has reached (an exact read), sends a deletion for each
+// object of a segment the member lost and an addition for each one of a segment it gained,
+// then a bookmark at that version, and continues with a watch of the new ranges from there.
+// Objects of the segments the member keeps see no event. If that read fails (the version was
+// compacted, say), the watch ends with a 410 Expired error and the informer lists again.
 func (sel *rangeSelection) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	s := sel.shard
 	if s.ranges == nil {
 		s.tweakLabels(&o)
 		return sel.watch(ctx, o)
 	}
-	w := &selectedWatch{out: make(chan watch.Event), done: make(chan struct{}), changed: make(chan struct{}, 1)}
-	unwatch := s.ranges.watch(func() {
-		select {
-		case w.changed <- struct{}{}:
-		default:
-		}
-	})
-	gen, ranges := s.ranges.active()
+	w := &selectedWatch{sel: sel, ctx: ctx, opts: o, rv: o.ResourceVersion,
+		out: make(chan watch.Event), done: make(chan struct{}), changed: make(chan struct{}, 1)}
+	unwatch := s.ranges.watch(w.signal)
 	sel.mu.Lock()
-	stale := gen != sel.listed
+	w.segs = sel.reflected
 	sel.mu.Unlock()
-	var inner watch.Interface
-	switch {
-	case stale:
-		// The ranges changed since the list this watch continues: list again at once.
-		w.changed <- struct{}{}
-	case len(ranges) > 0:
-		if server, err := s.ServerSelection(ctx, sel.gvr); err == nil && server {
-			field, _ := s.serverField(sel.gvr)
-			if o.ShardSelector, err = ShardSelector(field, ranges); err != nil {
-				unwatch()
-				return nil, err
-			}
-		}
-		var err error
-		if inner, err = sel.watch(ctx, o); err != nil {
-			unwatch()
-			return nil, err
-		}
+	if s.ranges.active() != w.segs {
+		w.signal() // the ranges changed since the list this watch continues
 	}
-	go w.run(sel, inner, ranges, unwatch)
+	inner, err := w.open(w.segs)
+	if err != nil {
+		unwatch()
+		return nil, err
+	}
+	go w.run(inner, unwatch)
 	return w, nil
 }
 
-// selectedWatch is the watch of a selection: the inner watch's events in the member's ranges,
-// until the ranges change (then a 410 Expired error ends it) or it is stopped.
+// selectedWatch is the watch of a rangeSelection (see WatchWithContext).
 type selectedWatch struct {
+	sel  *rangeSelection
+	ctx  context.Context
+	opts metav1.ListOptions
+	// segs are the segments the stream carries; rv is the resource version it has reached.
+	segs segments
+	rv   string
+
 	out      chan watch.Event
 	done     chan struct{}
 	changed  chan struct{}
@@ -355,55 +369,173 @@ func (w *selectedWatch) Stop() { w.stopOnce.Do(func() { close(w.done) }) }
 // ResultChan returns the events.
 func (w *selectedWatch) ResultChan() <-chan watch.Event { return w.out }
 
-// rangesChanged is the error event that ends a watch when the member's ranges changed.
+// signal notes that the member's ranges changed.
+func (w *selectedWatch) signal() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// open starts the inner watch of segs from w.rv; nil (and no error) when segs is empty.
+func (w *selectedWatch) open(segs segments) (watch.Interface, error) {
+	if segs.empty() {
+		return nil, nil
+	}
+	o := w.opts
+	o.ResourceVersion = w.rv
+	var err error
+	if o.ShardSelector, err = w.sel.serverSelector(w.ctx, segs); err != nil {
+		return nil, err
+	}
+	return w.sel.watch(w.ctx, o)
+}
+
+// rangesChanged is the error event that ends a watch that could not carry a change of ranges
+// out: the informer lists again.
 func rangesChanged() watch.Event {
 	status := apierrors.NewResourceExpired("sharding: the member's hash ranges changed; list again").ErrStatus
 	return watch.Event{Type: watch.Error, Object: &status}
 }
 
-// run forwards inner's events (inner may be nil: no ranges, nothing to watch) until the ranges
-// change, inner ends, or the watch is stopped.
-func (w *selectedWatch) run(sel *rangeSelection, inner watch.Interface, ranges []HashRange, unwatch func()) {
+// send passes ev on; false once the watch is stopped.
+func (w *selectedWatch) send(ev watch.Event) bool {
+	select {
+	case w.out <- ev:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
+// run forwards inner's events in w.segs (inner is nil while there are none) and carries out
+// every change of ranges, until inner ends or the watch is stopped.
+func (w *selectedWatch) run(inner watch.Interface, unwatch func()) {
 	defer close(w.out)
 	defer unwatch()
-	var events <-chan watch.Event
-	if inner != nil {
-		defer inner.Stop()
-		events = inner.ResultChan()
-	}
-	send := func(ev watch.Event) bool {
-		select {
-		case w.out <- ev:
-			return true
-		case <-w.done:
-			return false
+	defer func() {
+		if inner != nil {
+			inner.Stop()
 		}
-	}
+	}()
+	stats := w.sel.stats
 	for {
+		var events <-chan watch.Event
+		if inner != nil {
+			events = inner.ResultChan()
+		}
 		select {
 		case <-w.done:
 			return
 		case <-w.changed:
-			sel.stats.relists.Add(1)
-			send(rangesChanged())
-			return
+			next := w.sel.shard.ranges.active()
+			if next == w.segs {
+				continue
+			}
+			replaced, ok := w.change(next)
+			if !ok {
+				stats.relists.Add(1)
+				w.send(rangesChanged())
+				return
+			}
+			if inner != nil {
+				inner.Stop()
+			}
+			inner = replaced
+			stats.changes.Add(1)
 		case ev, ok := <-events:
 			if !ok {
 				return
 			}
+			if m, err := meta.Accessor(ev.Object); err == nil && ev.Type != watch.Error {
+				w.rv = m.GetResourceVersion()
+			}
 			switch ev.Type {
 			case watch.Added, watch.Modified, watch.Deleted:
-				sel.stats.events.Add(1)
-				if !sel.keep(ev.Object, ranges) {
+				stats.events.Add(1)
+				if w.sel.segmentOf(ev.Object, w.segs) < 0 {
 					continue
 				}
-				sel.stats.keptEvents.Add(1)
+				stats.keptEvents.Add(1)
 			}
-			if !send(ev) {
+			if !w.send(ev) {
 				return
 			}
 		}
 	}
+}
+
+// change carries a change of ranges from w.segs to next out in the stream, and returns the
+// watch of next; false if it could not (the caller ends the watch).
+func (w *selectedWatch) change(next segments) (watch.Interface, bool) {
+	sel := w.sel
+	if w.rv == "" || w.rv == "0" {
+		return nil, false
+	}
+	lost, gained := w.segs.without(next), next.without(w.segs)
+	moved := lost
+	for i := range moved {
+		moved[i] |= gained[i]
+	}
+	o := metav1.ListOptions{LabelSelector: w.opts.LabelSelector, FieldSelector: w.opts.FieldSelector,
+		ResourceVersion: w.rv, ResourceVersionMatch: metav1.ResourceVersionMatchExact}
+	var err error
+	if o.ShardSelector, err = sel.serverSelector(w.ctx, moved); err != nil {
+		return nil, false
+	}
+	list, err := sel.list(w.ctx, o)
+	if err != nil {
+		klog.FromContext(w.ctx).V(2).Info("Reading the objects of changed hash ranges failed; listing again", "resource", sel.gvr, "err", err)
+		return nil, false
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, false
+	}
+	inner, err := w.open(next)
+	if err != nil {
+		return nil, false
+	}
+	sel.stats.listed.Add(uint64(len(items)))
+	var last runtime.Object
+	for _, item := range items {
+		var ev watch.Event
+		switch seg := sel.segmentOf(item, moved); {
+		case seg < 0:
+			continue
+		case lost.has(seg):
+			ev = watch.Event{Type: watch.Deleted, Object: item}
+		default:
+			ev = watch.Event{Type: watch.Added, Object: item}
+			sel.stats.keptItems.Add(1)
+		}
+		if !w.send(ev) {
+			if inner != nil {
+				inner.Stop()
+			}
+			return nil, false
+		}
+		last = item
+	}
+	if last != nil {
+		// The objects carry their own, older versions: a bookmark brings the informer's
+		// resource version back to where the stream is.
+		bookmark := last.DeepCopyObject()
+		if m, err := meta.Accessor(bookmark); err == nil {
+			m.SetResourceVersion(w.rv)
+			if !w.send(watch.Event{Type: watch.Bookmark, Object: bookmark}) {
+				if inner != nil {
+					inner.Stop()
+				}
+				return nil, false
+			}
+		}
+	}
+	w.segs = next
+	sel.mu.Lock()
+	sel.reflected = next
+	sel.mu.Unlock()
+	return inner, true
 }
 
 // tweakLabels is TweakListOptions with SelectByLabels.

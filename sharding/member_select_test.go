@@ -110,9 +110,9 @@ func inRanges(n int, ranges []HashRange) int {
 // TestListerWatcherFollowsRanges runs a real informer over a member's ListerWatcher with
 // SelectByHash (client-side selection) and moves the member's ranges: the informer holds
 // nothing before the member has ranges, every object once it has them all, and only its own
-// after another member joined — the watch ends and the informer lists again without a
-// restart, keeping the objects the member still owns (no new add for them) and deleting the
-// others. Events outside the ranges are received but never reach the store or the handlers.
+// after another member joined — the watch carries each change out without a relist or a
+// restart: the objects the member keeps see no event, the others are deleted. Events outside
+// the ranges are received but never reach the store or the handlers.
 func TestListerWatcherFollowsRanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 200
@@ -144,7 +144,7 @@ func TestListerWatcherFollowsRanges(t *testing.T) {
 
 		// Alone in epoch 1: every segment, at once (no other member to wait for).
 		s.ranges.observe(Epoch{1, []string{"a"}}, func(string) (uint64, bool) { return 0, false })
-		waitFor(t, log, "every object", func() bool { return len(informer.GetStore().ListKeys()) == n })
+		waitFor(t, log, "every object", func() bool { adds, _, _, _ := log.counts(); return adds == n })
 		gate := s.Gate(configMapsGVR, informer.GetIndexer().GetByKey)
 		if _, done, err := gate.Begin(ctx, "ns/cm-000"); err != nil {
 			t.Fatalf("Begin on an owned object: %v", err)
@@ -159,7 +159,7 @@ func TestListerWatcherFollowsRanges(t *testing.T) {
 		want := inRanges(n, mine)
 		addsBefore, _, _, _ := log.counts()
 		s.ranges.observe(e2, func(m string) (uint64, bool) { return 2, m == "b" })
-		waitFor(t, log, "a's objects only", func() bool { return len(informer.GetStore().ListKeys()) == want })
+		waitFor(t, log, "a's objects only", func() bool { _, _, _, d := log.counts(); return d == n-want })
 		synctest.Wait()
 		for _, obj := range informer.GetStore().List() {
 			cm := obj.(*corev1.ConfigMap)
@@ -167,13 +167,13 @@ func TestListerWatcherFollowsRanges(t *testing.T) {
 				t.Fatalf("%s/%s outside a's ranges is cached", cm.Namespace, cm.Name)
 			}
 		}
-		adds, _, same, deletes := log.counts()
-		if adds != addsBefore || deletes != n-want || same != want {
-			t.Fatalf("relist: %d new adds, %d deletes, %d unchanged updates; want 0, %d, %d", adds-addsBefore, deletes, same, n-want, want)
+		adds, updates, _, deletes := log.counts()
+		if adds != addsBefore || deletes != n-want || updates != 0 {
+			t.Fatalf("after the change: %d new adds, %d deletes, %d updates; want 0, %d, 0", adds-addsBefore, deletes, updates, n-want)
 		}
 		stats := s.SelectionStats(configMapsGVR)
-		if stats.Relists < 2 {
-			t.Fatalf("relists %d, want at least 2", stats.Relists)
+		if stats.RangeChanges != 2 || stats.Relists != 0 {
+			t.Fatalf("%d changes carried out in the watch, %d relists; want 2, 0", stats.RangeChanges, stats.Relists)
 		}
 
 		// A change outside the ranges is received and dropped; one inside reaches the handler.
@@ -203,6 +203,15 @@ func TestListerWatcherFollowsRanges(t *testing.T) {
 		}
 		if _, _, err := gate.Begin(ctx, "ns/"+outside.Name); !errors.Is(err, ErrNotAssigned) {
 			t.Fatalf("Begin outside the ranges = %v, want ErrNotAssigned", err)
+		}
+
+		// b is gone in epoch 3 and a gains its segments back, but the read of the moved
+		// segments fails: the watch ends with 410 Expired and the informer lists again.
+		src.FailLists(1, fcache.ExpiredError())
+		s.ranges.observe(Epoch{3, []string{"a"}}, func(string) (uint64, bool) { return 0, false })
+		waitFor(t, log, "every object again", func() bool { return len(informer.GetStore().ListKeys()) == n })
+		if st := s.SelectionStats(configMapsGVR); st.Relists != 1 || st.RangeChanges != 2 {
+			t.Fatalf("%d changes carried out in the watch, %d relists; want 2, 1", st.RangeChanges, st.Relists)
 		}
 	})
 }
