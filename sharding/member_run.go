@@ -68,6 +68,9 @@ func (s *Shard) campaign(ctx context.Context) {
 					} else {
 						sh.lead(f.ctx)
 					}
+					// Leading also ends while the lease is held (its informers could not
+					// sync, say): give the lease up, so that a sharder leads again.
+					f.close()
 				})
 			}
 		})

@@ -34,6 +34,9 @@ func (s *sharder) leadEpochs(ctx context.Context, lock *leaseLock) {
 	}
 	leaseFactory.StartWithContext(ctx)
 	if err := leaseFactory.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
+		if ctx.Err() == nil {
+			logger.Error(err, "Syncing the lease informer")
+		}
 		return
 	}
 
@@ -64,6 +67,7 @@ func (s *sharder) leadEpochs(ctx context.Context, lock *leaseLock) {
 					cur = next
 					logger.Info("Published epoch", "epoch", next.Number, "members", next.Members)
 				case ctx.Err() != nil:
+					logger.V(2).Info("Publishing the epoch ended with the sharder's lease", "epoch", next.Number, "err", err)
 					return
 				default:
 					logger.Error(err, "Publishing the epoch", "epoch", next.Number)

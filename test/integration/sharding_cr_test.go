@@ -3,9 +3,11 @@ package integration
 import (
 	"context"
 	"errors"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,8 +23,8 @@ import (
 )
 
 // startControllerRuntimeReplica starts a replica whose controller runs on controller-runtime:
-// a Manager whose cache builds kcache informers through the clientgo bridge, restricted to the
-// member's share by ByObject label selectors, and a reconciler that goes through the shard's
+// a Manager whose cache builds kcache informers through the clientgo bridge over the shard's
+// ListerWatcher, so restricted to the member's share, and a reconciler that goes through the shard's
 // gate, with a lookup over the manager's cache. It runs the same recorded reconcile as the
 // kcache replicas, in the same ring.
 func (e *shardingEnv) startControllerRuntimeReplica(ctx context.Context, name string) *replica {
@@ -30,15 +32,19 @@ func (e *shardingEnv) startControllerRuntimeReplica(ctx context.Context, name st
 	t.Helper()
 	r := &replica{name: name, net: newCuttable(), done: make(chan struct{}), runDone: make(chan struct{})}
 	cfg, shard, cs := e.newShard(r)
-	mine := shard.Selector()
+	newInformer := func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+		switch obj.(type) {
+		case *corev1.ConfigMap:
+			lw = shard.ListerWatcher(configMapsResource, lw)
+		case *corev1.Secret:
+			lw = shard.ListerWatcher(secretsResource, lw)
+		}
+		return clientgo.NewSharedIndexInformer(lw, obj, resync, indexers)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache: crcache.Options{
-			NewInformer:       clientgo.NewSharedIndexInformer,
+			NewInformer:       newInformer,
 			DefaultNamespaces: map[string]crcache.Config{e.namespace: {}},
-			ByObject: map[client.Object]crcache.ByObject{
-				&corev1.ConfigMap{}: {Label: mine},
-				&corev1.Secret{}:    {Label: mine},
-			},
 		},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -91,6 +97,11 @@ func (e *shardingEnv) startControllerRuntimeReplica(ctx context.Context, name st
 			return -1, -1
 		}
 		return len(cms.Items), len(secrets.Items)
+	}
+	r.holds = func(name string) (bool, bool) {
+		cm := reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: name}, &corev1.ConfigMap{}) == nil
+		secret := reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: name + "-owned"}, &corev1.Secret{}) == nil
+		return cm, secret
 	}
 
 	e.run(ctx, r, shard, func(ctx context.Context) {

@@ -169,6 +169,8 @@ type replica struct {
 	runErr  error
 	// counts returns how many config maps and secrets the replica's caches hold.
 	counts func() (configMaps, secrets int)
+	// holds reports whether the replica's caches hold the config map name and its secret.
+	holds func(name string) (configMap, secret bool)
 }
 
 type shardingEnv struct {
@@ -178,6 +180,10 @@ type shardingEnv struct {
 	timing    sharding.LeaseTiming
 	log       *reconcileLog
 	again     time.Duration
+	// selection is the ring's; with SelectByHash config maps are keyed by UID, selected on the
+	// server unless clientSide.
+	selection  sharding.Selection
+	clientSide bool
 }
 
 func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
@@ -185,11 +191,17 @@ func (e *shardingEnv) startReplica(ctx context.Context, name string) *replica {
 	t.Helper()
 	r := &replica{name: name, net: newCuttable(), done: make(chan struct{}), runDone: make(chan struct{})}
 	_, shard, client := e.newShard(r)
-	factory := informers.NewSharedInformerFactoryWithOptions(0, informers.WithNamespace(e.namespace), shard.FactoryOption())
-	cms := informers.For[*corev1.ConfigMap](factory, client.CoreV1().ConfigMaps)
-	secrets := informers.For[*corev1.Secret](factory, client.CoreV1().Secrets)
+	// The factory's clients list and watch only the member's share (by label or hash range).
+	factory := informers.NewSharedInformerFactoryWithOptions(0, informers.WithNamespace(e.namespace))
+	cms := informers.For[*corev1.ConfigMap](factory, sharding.SelectClient(shard, configMapsResource, client.CoreV1().ConfigMaps))
+	secrets := informers.For[*corev1.Secret](factory, sharding.SelectClient(shard, secretsResource, client.CoreV1().Secrets))
 	r.counts = func() (int, int) {
 		return len(cms.Informer().GetStore().List()), len(secrets.Informer().GetStore().List())
+	}
+	r.holds = func(name string) (bool, bool) {
+		_, cm, _ := cms.Informer().GetIndexer().GetByKey(e.namespace + "/" + name)
+		_, secret, _ := secrets.Informer().GetIndexer().GetByKey(e.namespace + "/" + name + "-owned")
+		return cm, secret
 	}
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second))
 	enqueue := func(obj interface{}) {
@@ -296,18 +308,24 @@ func (e *shardingEnv) newShard(r *replica) (*rest.Config, *sharding.Shard, kuber
 	t := e.t
 	t.Helper()
 	cfg := r.net.config(conn.Config())
+	resource := sharding.Resource{
+		Resource:   configMapsResource,
+		Namespace:  e.namespace,
+		Kind:       "ConfigMap",
+		Controlled: []schema.GroupVersionResource{secretsResource},
+	}
+	if e.selection == sharding.SelectByHash {
+		resource.ShardField = sharding.FieldUID
+	}
 	shard, err := sharding.New(cfg, sharding.Options{
-		Ring:      e.ring,
-		Namespace: e.namespace,
-		Identity:  r.name,
-		Resources: []sharding.Resource{{
-			Resource:   configMapsResource,
-			Namespace:  e.namespace,
-			Kind:       "ConfigMap",
-			Controlled: []schema.GroupVersionResource{secretsResource},
-		}},
-		LeaseTiming:   e.timing,
-		FollowUpDelay: 200 * time.Millisecond,
+		Ring:                e.ring,
+		Namespace:           e.namespace,
+		Identity:            r.name,
+		Resources:           []sharding.Resource{resource},
+		Selection:           e.selection,
+		ClientSideSelection: e.clientSide,
+		LeaseTiming:         e.timing,
+		FollowUpDelay:       200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
