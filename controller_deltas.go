@@ -77,11 +77,6 @@ func processDeltas(
 	return nil
 }
 
-// priorTransactor is implemented by this package's Store and Indexer (see cache.transact).
-type priorTransactor interface {
-	transact(txns []Transaction, prior []priorObject) *TransactionError
-}
-
 // batchEvent is a handler call that processDeltasInBatch makes once the batch is stored.
 type batchEvent struct {
 	typ DeltaType // Added (OnAdd), Updated (OnUpdate) or Deleted (OnDelete)
@@ -126,7 +121,7 @@ func processDeltasInBatch(
 	events := make([]batchEvent, len(deltas))
 	// This package's stores say what each transaction replaced as they apply it; any other
 	// store is asked first, as client-go does.
-	pt, reportsPrior := clientState.(priorTransactor)
+	pt, reportsPrior := clientState.(*cache) // this package's Store or Indexer (see cache.transact)
 	for i, d := range deltas {
 		switch d.Type {
 		case Added, Updated, Replaced, Sync:

@@ -18,8 +18,8 @@ import "k8s.io/klog/v2"
 // obj): old and new are the same object — the state the handler saw before, at the same
 // resourceVersion, just as client-go's old and new copies would be equal.
 func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, info ReplacedAllInfo, clientState Store, isInInitialList bool, keyFunc KeyFunc) error {
-	if applier, ok := clientState.(relistApplier); ok {
-		diff, applied, err := applier.applyRelist(info.Objects, info.ResourceVersion)
+	if c, ok := clientState.(*cache); ok {
+		diff, applied, err := c.applyRelist(info.Objects, info.ResourceVersion)
 		if err != nil {
 			return err
 		}
@@ -66,21 +66,14 @@ func processReplacedAllInfo(logger klog.Logger, handler ResourceEventHandler, in
 	return nil
 }
 
-// addRunHandler is implemented by the shared informer: it takes the adds of a whole list at
-// once, so that each of its handlers queues them as one element that points into the list
-// instead of one notification per object.
-type addRunHandler interface {
-	// onAddRun has the effect of OnAdd(obj, isInInitialList) for each of objs, in order. objs
-	// must not change afterwards.
-	onAddRun(objs []interface{}, isInInitialList bool)
-}
-
 // notifyRelist tells handler about a relist of objs that clientState applied as diff: the
-// deletions first, then every listed object in list order.
+// deletions first, then every listed object in list order. A shared informer takes the adds
+// of a relist into an empty store as one run (sharedIndexInformer.onAddRun), so that each of
+// its handlers queues them as one element that points into the list.
 func notifyRelist(handler ResourceEventHandler, objs []interface{}, diff *relistDiff, isInInitialList bool) {
 	if diff.allNew {
-		if runs, ok := handler.(addRunHandler); ok {
-			runs.onAddRun(objs, isInInitialList)
+		if inf, ok := handler.(*sharedIndexInformer); ok {
+			inf.onAddRun(objs, isInInitialList)
 			return
 		}
 		for _, obj := range objs {

@@ -5,19 +5,6 @@ import (
 	"fmt"
 )
 
-// relistApplier is implemented by this package's Store and Indexer: they apply a relist as the
-// difference it makes, holding the write lock only for the objects that changed.
-type relistApplier interface {
-	// applyRelist makes objs the whole content, read at resourceVersion, like Replace, and
-	// returns what changed. ok is false when it did nothing and the caller must use Replace:
-	// the store has a transformer, too much changed for a difference to pay off, or the store
-	// was written to while the difference was worked out. err is Replace's error: a KeyError
-	// (nothing applied) or the joined IndexFunc errors (the rest applied).
-	applyRelist(objs []interface{}, resourceVersion string) (diff *relistDiff, ok bool, err error)
-}
-
-var _ relistApplier = &cache{}
-
 // relistDiff is what a relist changed in a store.
 type relistDiff struct {
 	// changes are the listed objects that were not stored as they are, in list order.
@@ -48,7 +35,12 @@ const relistChunk = 256
 // only to swap it in, instead of object by object under the lock.
 const relistMaxChangedFraction = 4
 
-// applyRelist implements relistApplier.
+// applyRelist makes objs the whole content of this package's Store or Indexer, read at
+// resourceVersion, like Replace, and returns what changed, holding the write lock only for the
+// objects that changed. ok is false when it did nothing and the caller must use Replace: the
+// store has a transformer, too much changed for a difference to pay off, or the store was
+// written to while the difference was worked out. err is Replace's error: a KeyError (nothing
+// applied) or the joined IndexFunc errors (the rest applied).
 //
 // It works in three steps. First, without the write lock, it computes every listed object's
 // key (in chunks, each looked up under a short read lock) and sorts the objects into unchanged

@@ -157,7 +157,7 @@ func (s *sharedIndexInformer) OnAdd(obj interface{}, isInInitialList bool) {
 }
 
 // onAddRun distributes an add of each of objs, in order, as OnAdd would one by one; objs must
-// not change afterwards. processDeltas calls it (through addRunHandler) under blockDeltas for
+// not change afterwards. processDeltas calls it (through notifyRelist) under blockDeltas for
 // a relist into an empty cache, such as the initial list.
 func (s *sharedIndexInformer) onAddRun(objs []interface{}, isInInitialList bool) {
 	if _, off := s.cacheMutationDetector.(dummyMutationDetector); !off {
