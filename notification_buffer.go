@@ -2,6 +2,70 @@ package cache
 
 import "github.com/kcache/cache/internal/ring"
 
+// notificationKind says which handler method a notification is for.
+type notificationKind uint8
+
+const (
+	notifyAdd notificationKind = iota + 1
+	notifyUpdate
+	notifyDelete
+)
+
+// notification is one handler call waiting to be made. It is a plain value of two interfaces
+// (32 bytes), so that queueing it does not allocate and a handler's backlog costs 32 bytes per
+// call (client-go boxes each notification: 16 bytes in its buffer and a 32-byte allocation).
+// The kind is folded into tag: an add or a delete carries one of the markers below, an update
+// carries its old object, which can never be a marker (an unexported type). Build one with
+// addNotification, updateNotification or deleteNotification.
+type notification struct {
+	obj interface{} // the new object of an add or update, the object of a delete
+	tag interface{} // a *notificationMarker for an add or delete, the old object of an update
+}
+
+// notificationMarker is the tag of a notification that is not an update.
+type notificationMarker struct {
+	kind    notificationKind
+	initial bool // an add of the initial list
+}
+
+var (
+	markAdd        = &notificationMarker{kind: notifyAdd}
+	markInitialAdd = &notificationMarker{kind: notifyAdd, initial: true}
+	markDelete     = &notificationMarker{kind: notifyDelete}
+)
+
+// addNotification returns a notification for OnAdd(obj, isInInitialList).
+func addNotification(obj interface{}, isInInitialList bool) notification {
+	if isInInitialList {
+		return notification{obj: obj, tag: markInitialAdd}
+	}
+	return notification{obj: obj, tag: markAdd}
+}
+
+// updateNotification returns a notification for OnUpdate(oldObj, newObj).
+func updateNotification(oldObj, newObj interface{}) notification {
+	return notification{obj: newObj, tag: oldObj}
+}
+
+// deleteNotification returns a notification for OnDelete(obj).
+func deleteNotification(obj interface{}) notification {
+	return notification{obj: obj, tag: markDelete}
+}
+
+// kind returns which handler method n is for.
+func (n notification) kind() notificationKind {
+	if m, ok := n.tag.(*notificationMarker); ok {
+		return m.kind
+	}
+	return notifyUpdate
+}
+
+// isInitialAdd reports whether n is an add of the initial list.
+func (n notification) isInitialAdd() bool {
+	m, ok := n.tag.(*notificationMarker)
+	return ok && m.initial
+}
+
 // coalesceEvent says whether a notificationBuffer operation began or ended a coalescing
 // episode, so that the caller can log it after releasing its lock.
 type coalesceEvent uint8

@@ -3,11 +3,9 @@ package cache
 import (
 	"context"
 	"math"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -80,40 +78,4 @@ func (r *Reflector) sleep(ctx context.Context, d time.Duration) bool {
 // and the watch can resume where it ended) or asked the client to slow down (429).
 func isWatchErrorRetriable(err error) bool {
 	return utilnet.IsConnectionRefused(err) || apierrors.IsTooManyRequests(err)
-}
-
-// isExpiredError reports whether err says the requested resource version is no longer
-// available (410: Expired, or Gone from servers before 1.18).
-func isExpiredError(err error) bool {
-	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
-}
-
-// tooLargeResourceVersionMessage is how servers 1.17.0–1.18.5 (as a timeout cause) and older
-// ones (in the message) say a resource version is newer than what they have.
-const tooLargeResourceVersionMessage = "Too large resource version"
-
-// isTooLargeResourceVersionError reports whether err says the requested resource version is
-// newer than the server knows (typically a server that restarted from an older backup, or a
-// cache that has not caught up yet).
-func isTooLargeResourceVersionError(err error) bool {
-	if apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
-		return true
-	}
-	if !apierrors.IsTimeout(err) {
-		return false
-	}
-	status, ok := err.(apierrors.APIStatus)
-	if !ok || status == nil {
-		return false
-	}
-	s := status.Status()
-	if s.Details == nil {
-		return false
-	}
-	for _, cause := range s.Details.Causes {
-		if cause.Message == tooLargeResourceVersionMessage {
-			return true
-		}
-	}
-	return strings.Contains(s.Message, tooLargeResourceVersionMessage)
 }

@@ -10,6 +10,19 @@ import (
 	"k8s.io/klog/v2"
 )
 
+// ResourceEventHandlerRegistration is the handle AddEventHandler returns for one handler. Pass
+// it to RemoveEventHandler of the same informer to remove the handler, or ask it whether the
+// handler has synced.
+type ResourceEventHandlerRegistration interface {
+	// HasSynced reports whether the informer has synced and the handler has returned from
+	// every add of the initial list (for a handler added to a running informer: of the objects
+	// in the cache when it was added). It does not block.
+	HasSynced() bool
+
+	// HasSyncedChecker returns a DoneChecker that is done when HasSynced turns true.
+	HasSyncedChecker() DoneChecker
+}
+
 // minimumResyncPeriod is the shortest resync period a handler can get; shorter requests are
 // raised to it.
 const minimumResyncPeriod = 1 * time.Second
