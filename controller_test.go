@@ -536,7 +536,7 @@ func TestInformerProcessRejectsNonDeltas(t *testing.T) {
 
 // TestInformerTransformsOnce checks that, with a streaming watch-list (the default), each
 // object of the initial list goes through the informer's transform once: the Reflector
-// transforms while it buffers, and the queue does not transform again (client-go does, §4.5).
+// transforms while it buffers, and the queue does not transform again (client-go does).
 func TestInformerTransformsOnce(t *testing.T) {
 	cases := []struct {
 		name      string

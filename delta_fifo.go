@@ -347,14 +347,14 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (interface{}, error) {
 // the list first). Replace takes ownership of list: with a transformer, it stores the
 // transformed objects in it. A Reflector hands over the objects of a streaming watch-list,
 // which it transformed while buffering them, without a second transform (client-go transforms
-// them twice, reference §4.5).
+// them twice).
 func (f *DeltaFIFO) Replace(list []interface{}, _ string) error {
 	return f.replace(list, true, nil)
 }
 
 // replaceTransformed is Replace for objects the transformer already ran on: a Reflector's
 // streaming watch-list transforms what it buffers (see transformedReplacer), and client-go
-// transforms those objects a second time (reference §4.5).
+// transforms those objects a second time.
 func (f *DeltaFIFO) replaceTransformed(list []interface{}, _ string) error {
 	return f.replace(list, false, nil)
 }

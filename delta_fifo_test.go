@@ -406,7 +406,7 @@ func TestDeltaFIFOHasSynced(t *testing.T) {
 					if isInInitialList != wantInit {
 						t.Errorf("pop %d: isInInitialList = %v, want %v", i, isInInitialList, wantInit)
 					}
-					// While the item is processed, it does not count yet (§4.7 fix).
+					// While the item is processed, it does not count yet: it counts once processed.
 					want := tc.syncedAfter >= 0 && i >= tc.syncedAfter
 					if got := IsDone(checker); got != want {
 						t.Errorf("pop %d: Done closed during processing = %v, want %v", i, got, want)

@@ -39,25 +39,61 @@
 // One object travels through these pieces, each in its own file:
 //
 //	ListerWatcher ──list/watch──▶ Reflector ──Add/Update/Delete/Replace/Bookmark──▶ RealFIFO (Queue)
-//	  (listwatch.go)               (reflector*.go, pager/)                           (real_fifo.go; delta_fifo.go)
+//	  (listwatch.go)               (reflector*.go, pager/)              (queue.go, real_fifo*.go; delta_fifo.go)
 //	                                                                                     │ Pop / PopBatch
 //	                                                                                     ▼
 //	                      controller.processLoop (controller.go) ── processDeltas ──▶ Indexer (store.go)
-//	                                                                  │                 └ ThreadSafeStore + indices
-//	                                                                  ▼                   (thread_safe_store.go, index.go)
+//	                                           (controller_deltas.go) │                 └ ThreadSafeStore + indices
+//	                                                                  ▼                   (thread_safe_store*.go, index.go)
 //	                                        sharedProcessor.distribute (shared_processor.go)
 //	                                                │ one processorListener per handler
-//	                                                ▼ (processor_listener.go)
+//	                                                ▼ (processor_listener.go, notification_buffer.go)
 //	                                      ResourceEventHandler.OnAdd/OnUpdate/OnDelete (event_handlers.go)
 //	                                                │ typically enqueue keys
 //	                                                ▼
 //	                                 workqueue (workqueue/): plain ⊂ delaying ⊂ rate-limited
+//
+// The relist path (see Relists below) runs beside it through relist_queue.go (Reflector and
+// queue), relist_store.go (Indexer) and relist_notify.go (processDeltas to the handlers).
 //
 // A [ListerWatcher] lists and watches one resource. A [Reflector] keeps a [ReflectorStore] in
 // step with it: it lists (or streams the initial list), then watches from the list's resource
 // version, and relists when the watch can no longer be resumed. Informers put a queue between
 // the Reflector and the [Indexer] so that handlers see every change in order, and a
 // SharedIndexInformer fans each change out to any number of handlers, each with its own buffer.
+//
+// # Relists
+//
+// A Reflector lists again (relists) when its watch cannot be resumed, and an informer then
+// hands its store the whole list at once (a ReplacedAll delta). kcache does this with less
+// memory and a shorter write lock than client-go, and handlers see the same notifications. The
+// path runs through three files, in data-flow order:
+//
+//   - relist_queue.go, the Reflector and the queue: as the list arrives (LIST page by LIST
+//     page, or event by event of a streaming watch-list), an informer's queue looks each object
+//     up in the informer's store and gives the Reflector the cached object instead when the
+//     resourceVersion is unchanged, so a relist holds the cache plus what changed, not a second
+//     copy of every object; the queue then skips the transform of the cached objects.
+//   - relist_store.go, the Indexer: the list is applied as the difference it makes, computed
+//     without the lock; the write lock is held only for the objects that changed.
+//   - relist_notify.go, the handlers: processDeltas reports that difference (the deletions,
+//     then every listed object in list order), and a shared informer queues the adds of a
+//     relist into an empty store, such as the initial list, as one element per handler.
+//
+// Two unexported interfaces join these steps, because what the Reflector writes to is a
+// ReflectorStore that may be any type, and only this package's queues can take part:
+//
+//   - relistDeduper (relist_queue.go), asked by the Reflector of its store: implemented by
+//     RealFIFO and DeltaFIFO when an informer has given them its store. Any other store gets
+//     the list as client-go gives it.
+//   - transformedReplacer (reflector_watchlist.go): a store whose transform the Reflector
+//     already ran on a streaming watch-list's objects as it buffered them, so that each object
+//     is transformed once. RealFIFO and DeltaFIFO implement it.
+//
+// The other joins are direct calls on this package's types: the Indexer's applyRelist when
+// the informer's store is this package's, and the shared informer's onAddRun when the handler
+// is a shared informer; with a store or handler of another type, processDeltas falls back to
+// Replace and one call per object, as in client-go.
 //
 // # Storage
 //

@@ -24,15 +24,15 @@ import (
 // transformer error leaves the queue untouched. Replace takes ownership of newItems.
 //
 // A Reflector hands over the objects of a streaming watch-list, which it transformed while
-// buffering them, without a second transform (client-go transforms them twice, reference
-// §4.5), so the transformer need not be idempotent for that path.
+// buffering them, without a second transform (client-go transforms them twice), so the
+// transformer need not be idempotent for that path.
 func (f *RealFIFO) Replace(newItems []interface{}, resourceVersion string) error {
 	return f.replace(newItems, resourceVersion, true, nil)
 }
 
 // replaceTransformed is Replace for objects the transformer already ran on: a Reflector's
 // streaming watch-list transforms what it buffers (see transformedReplacer), and client-go
-// transforms those objects a second time (reference §4.5).
+// transforms those objects a second time.
 func (f *RealFIFO) replaceTransformed(newItems []interface{}, resourceVersion string) error {
 	return f.replace(newItems, resourceVersion, false, nil)
 }

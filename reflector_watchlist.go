@@ -22,7 +22,7 @@ import (
 // and runs the store's Transformer on each object as it buffers it, so that the buffer holds
 // transformed (typically much smaller) objects: buffering them untransformed would bring back
 // the memory peak that transformers exist to avoid. The store's Replace then transforms every
-// object a second time (client-go behaves so; see reference §4.5), which costs time and
+// object a second time (as in client-go), which costs time and
 // requires transforms to be idempotent. A store implementing replaceTransformed receives the
 // buffered objects there instead of through Replace, and must not transform them again; it is
 // otherwise Replace. The method is unexported: only this package's stores can implement it
@@ -38,7 +38,7 @@ type transformedReplacer interface {
 //
 // It asks for the last resource version (data at least that new), or "" (the newest data) when
 // there is none or it was refused. A refused connection or a 429 waits the backoff (or until ctx
-// is cancelled: client-go's wait ignores the context, reference §4.13) and tries again; an
+// is cancelled: client-go's wait ignores the context) and tries again; an
 // expired or too-large resource version tries again at once from ""; a stream that closes
 // without the bookmark tries again. Any other error is returned: the caller falls back to a
 // LIST. It returns (nil, nil) when ctx is cancelled.

@@ -159,7 +159,7 @@ func TestReflectorWatchListRetriesAndFallback(t *testing.T) {
 }
 
 func TestReflectorWatchListBackoffStopsOnCancel(t *testing.T) {
-	// client-go waits out the whole backoff here, whatever the context (reference §4.13).
+	// client-go waits out the whole backoff here, whatever the context.
 	synctest.Test(t, func(t *testing.T) {
 		src := newReflTestSource("1")
 		src.watchErrs = []error{apierrors.NewTooManyRequests("slow", 1)}

@@ -230,7 +230,7 @@ func BenchmarkListAllByNamespaceWhileEventsFlow(b *testing.B) {
 
 // BenchmarkStalledHandler streams 200k updates over 10k pods while one of two handlers is
 // blocked, then releases it, and reports the heap held while it is stalled and after it has
-// caught up (client-go's per-handler buffer never shrinks; see §4.15 of the reference).
+// caught up (client-go's per-handler buffer never shrinks).
 func BenchmarkStalledHandler(b *testing.B) {
 	const events = 200000
 	var stalled, drained uint64
