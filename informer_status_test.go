@@ -46,20 +46,6 @@ func handlerOf(t *testing.T, st InformerStatus, name string) HandlerStatus {
 	return HandlerStatus{}
 }
 
-// runInBubble runs inf until the bubble's test ends.
-func runInBubble(t *testing.T, inf SharedInformer) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		inf.RunWithContext(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-}
-
 // namedHandler is a handler that blocks in OnAdd until gate is closed, if gate is set.
 type namedHandler struct {
 	gate chan struct{}

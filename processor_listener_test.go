@@ -3,8 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,112 +10,6 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
-
-// runtimeGosched yields while a test waits for another goroutine to reach a fake clock.
-func runtimeGosched() { runtime.Gosched() }
-
-// infTestTimeout bounds every wait in these tests; reaching it is a failure, not a pacing tool.
-const infTestTimeout = 20 * time.Second
-
-// infTestChecker is a DoneChecker the test completes by calling finish.
-type infTestChecker struct {
-	name string
-	ch   chan struct{}
-	once sync.Once
-}
-
-func newInfTestChecker(name string) *infTestChecker {
-	return &infTestChecker{name: name, ch: make(chan struct{})}
-}
-
-func (c *infTestChecker) Name() string          { return c.name }
-func (c *infTestChecker) Done() <-chan struct{} { return c.ch }
-func (c *infTestChecker) finish()               { c.once.Do(func() { close(c.ch) }) }
-
-// infTestEvent is one handler call as a recorder saw it.
-type infTestEvent struct {
-	kind    string // "add", "update", "delete"
-	obj     interface{}
-	old     interface{}
-	initial bool
-}
-
-func (e infTestEvent) String() string {
-	switch e.kind {
-	case "update":
-		return fmt.Sprintf("update %v->%v", e.old, e.obj)
-	case "add":
-		return fmt.Sprintf("add %v initial=%v", e.obj, e.initial)
-	default:
-		return fmt.Sprintf("%s %v", e.kind, e.obj)
-	}
-}
-
-// infTestRecorder is a handler that sends every call to events and can be made to block
-// before each call (gate) or to panic for chosen objects.
-type infTestRecorder struct {
-	events  chan infTestEvent
-	gate    chan struct{} // if non-nil, each call first receives from it
-	entered chan struct{} // if non-nil, each call sends to it before waiting on gate
-	panicOn interface{}   // if non-nil, a call for this object panics after recording
-}
-
-func newInfTestRecorder() *infTestRecorder {
-	return &infTestRecorder{events: make(chan infTestEvent, 1<<16)}
-}
-
-func (r *infTestRecorder) record(e infTestEvent) {
-	if r.entered != nil {
-		r.entered <- struct{}{}
-	}
-	if r.gate != nil {
-		<-r.gate
-	}
-	r.events <- e
-	if r.panicOn != nil && e.obj == r.panicOn {
-		panic(fmt.Sprintf("handler fails on %v", e.obj))
-	}
-}
-
-func (r *infTestRecorder) OnAdd(obj interface{}, initial bool) {
-	r.record(infTestEvent{kind: "add", obj: obj, initial: initial})
-}
-func (r *infTestRecorder) OnUpdate(old, obj interface{}) {
-	r.record(infTestEvent{kind: "update", obj: obj, old: old})
-}
-func (r *infTestRecorder) OnDelete(obj interface{}) { r.record(infTestEvent{kind: "delete", obj: obj}) }
-
-// next returns the recorder's next event, failing the test after infTestTimeout.
-func (r *infTestRecorder) next(t *testing.T) infTestEvent {
-	t.Helper()
-	select {
-	case e := <-r.events:
-		return e
-	case <-time.After(infTestTimeout):
-		t.Fatalf("no event within %v", infTestTimeout)
-		return infTestEvent{}
-	}
-}
-
-// expectNone fails if the recorder has an event queued right now.
-func (r *infTestRecorder) expectNone(t *testing.T) {
-	t.Helper()
-	select {
-	case e := <-r.events:
-		t.Fatalf("unexpected event %v", e)
-	default:
-	}
-}
-
-// infTestWaitClosed fails the test if ch is not closed within infTestTimeout.
-func infTestWaitClosed(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(infTestTimeout):
-		t.Fatalf("%s did not happen within %v", what, infTestTimeout)
-	}
-}
 
 func infTestAdd(obj interface{}, initial bool) notification {
 	return addNotification(obj, initial)

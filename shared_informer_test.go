@@ -3,7 +3,6 @@ package cache
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -11,111 +10,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/utils/clock"
 
 	"github.com/kcache/cache/internal/features"
 	fcache "github.com/kcache/cache/testing"
 )
-
-// infTestSource returns a fake source holding the given pods (namespace "ns").
-func infTestSource(names ...string) *fcache.FakeControllerSource {
-	src := fcache.New(fcache.Options{NewListFunc: func() runtime.Object { return &v1.PodList{} }})
-	for _, n := range names {
-		src.Add(infTestPod("ns", n, ""))
-	}
-	return src
-}
-
-// infTestRun runs inf until the test ends (or until the returned stop is called) and waits
-// for Run to return.
-func infTestRun(t *testing.T, inf SharedInformer) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		inf.RunWithContext(ctx)
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(infTestTimeout):
-				t.Errorf("informer did not stop within %v", infTestTimeout)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
-// infTestWaitSynced waits for the informer and the given registrations.
-func infTestWaitSynced(t *testing.T, inf SharedInformer, regs ...ResourceEventHandlerRegistration) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), infTestTimeout)
-	defer cancel()
-	checkers := []DoneChecker{inf.HasSyncedChecker()}
-	for _, r := range regs {
-		checkers = append(checkers, r.HasSyncedChecker())
-	}
-	if !WaitFor(ctx, "", checkers...) {
-		t.Fatal("informer or handlers did not sync")
-	}
-}
-
-// infTestName returns "name@rv" of a pod, or "tombstone:name" of a DeletedFinalStateUnknown.
-func infTestName(obj interface{}) string {
-	switch o := obj.(type) {
-	case *v1.Pod:
-		return o.Name + "@" + o.ResourceVersion
-	case DeletedFinalStateUnknown:
-		return "tombstone:" + o.Obj.(*v1.Pod).Name
-	default:
-		return fmt.Sprintf("%T", obj)
-	}
-}
-
-// infTestNext returns the next event of rec in a compact form: "add x@1 initial", "update
-// x@1->x@2", "delete x@2".
-func infTestNext(t *testing.T, rec *infTestRecorder) string {
-	t.Helper()
-	e := rec.next(t)
-	switch e.kind {
-	case "add":
-		s := "add " + infTestName(e.obj)
-		if e.initial {
-			s += " initial"
-		}
-		return s
-	case "update":
-		return "update " + infTestName(e.old) + "->" + infTestName(e.obj)
-	default:
-		return "delete " + infTestName(e.obj)
-	}
-}
-
-// infTestNextN returns the next n events, sorted (for events whose order is not defined, such
-// as the initial list).
-func infTestNextN(t *testing.T, rec *infTestRecorder, n int) []string {
-	t.Helper()
-	out := make([]string, n)
-	for i := range out {
-		out[i] = infTestNext(t, rec)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func infTestNewInformer(src *fcache.FakeControllerSource, resync time.Duration) *sharedIndexInformer {
-	return newSharedIndexInformer(src, &v1.Pod{}, SharedIndexInformerOptions{
-		ResyncPeriod: resync,
-		Indexers:     Indexers{NamespaceIndex: MetaNamespaceIndexFunc},
-	}, clock.RealClock{})
-}
 
 // TestSharedInformerDeliversChanges runs the whole flow under every combination of the
 // feature switches an informer reads.
@@ -176,12 +75,6 @@ func TestSharedInformerDeliversChanges(t *testing.T) {
 			}
 		})
 	}
-}
-
-func infTestSorted(s []string) []string {
-	s = append([]string(nil), s...)
-	sort.Strings(s)
-	return s
 }
 
 // TestSharedInformerBlockedHandler: one blocked handler does not hold up the other one or the

@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	fcache "github.com/kcache/cache/testing"
+
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -296,3 +298,16 @@ func reflTestGone() *apierrors.StatusError {
 
 // reflTestJoin formats ops for comparisons.
 func reflTestJoin(ops []string) string { return strings.Join(ops, "; ") }
+
+// infTestSource returns a fake source holding the given pods (namespace "ns").
+func infTestSource(names ...string) *fcache.FakeControllerSource {
+	src := fcache.New(fcache.Options{NewListFunc: func() runtime.Object { return &v1.PodList{} }})
+	for _, n := range names {
+		src.Add(infTestPod("ns", n, ""))
+	}
+	return src
+}
+
+func infTestPod(ns, name, rv string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
+}
