@@ -14,7 +14,7 @@ func TestPackage(t *testing.T) {
 		{"github.com/kcache/cache.(*sharedIndexInformer).RunWithContext.func1", "github.com/kcache/cache"},
 		{"github.com/kcache/cache_test.ExampleReflector", "github.com/kcache/cache_test"},
 		{"github.com/kcache/cache/testing.New", "github.com/kcache/cache/testing"},
-		{"github.com/kcache/cache/clientgo/generated.NewInformerFunc[...].func1", "github.com/kcache/cache/clientgo/generated"},
+		{"example.com/bridge/generated.NewInformerFunc[...].func1", "example.com/bridge/generated"},
 		{"example.com/lib.Run[go.shape.*example.com/x.T]", "example.com/lib"},
 		{"github.com/kcache/cachex.Foo", "github.com/kcache/cachex"},
 		{"gopkg.in/yaml%2ev3.(*decoder).unmarshal", "gopkg.in/yaml.v3"},
