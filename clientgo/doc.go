@@ -7,13 +7,15 @@
 // k8s.io/client-go/tools/cache interfaces: SharedIndexInformer, Indexer, handler registrations
 // and tombstones are client-go's types, so controllers, sources, predicates and cache readers
 // keep working unchanged. NewInformerFunc gives the same constructor with kcache's extensions
-// turned on for every handler (Options: a default MaxPending, contained panics). Code built on
+// turned on for every handler (Options: a default MaxPending, contained panics) and, with
+// Options.Compact, a cache that keeps objects encoded. Code built on
 // client-go's generated informer factories registers a bridge informer per type with
 // factory.InformerFor (package generated), after which the generated listers read kcache's
 // cache. Unwrap returns the kcache informer behind a bridge informer.
 //
 // The bridge copies no object: the objects handlers receive and the cache returns are the
-// objects kcache holds. What it converts:
+// objects kcache holds (with Options.Compact, the cache's reads return decoded copies, see
+// cache.WithCompactStorage). What it converts:
 //   - kcache's DeletedFinalStateUnknown (from a watch delete whose object was missed, from a
 //     relist, or from MaxPending's coalescing) reaches client-go handlers as client-go's
 //     DeletedFinalStateUnknown with the same Key and Obj; a client-go tombstone given to the
@@ -40,5 +42,6 @@
 //   - RemoveEventHandler of a handle that no bridge informer returned is an error naming its
 //     type, as client-go's is for a handle it did not return.
 //   - Options (a kcache extension) are off by default; with them on, handlers behave as
-//     cache.HandlerOptions.MaxPending and ContainPanics describe.
+//     cache.HandlerOptions.MaxPending and ContainPanics describe, and a compact cache as
+//     cache.WithCompactStorage describes.
 package clientgo
