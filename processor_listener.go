@@ -328,7 +328,7 @@ func (p *processorListener) run() {
 		if weight > 0 && !panicked {
 			p.stats.handlerTime.observe(p.clock.Since(start), weight)
 		}
-		returned = d.call
+		returned = d.call && d.initialAdds == 0 // deliver counted a call of the initial list
 	}
 }
 
@@ -357,7 +357,9 @@ func (p *processorListener) pause() bool {
 
 // deliver makes the handler call d stands for, if any, and reports whether it returned
 // normally. Then, also after a panic, the initial-list adds d stands for count as processed
-// (client-go leaves a handler that panicked on one unsynced forever).
+// (client-go leaves a handler that panicked on one unsynced forever); a call that carries
+// initial-list adds is counted in stats.initialCalls before they are, so that a handler that
+// reports synced has every call of the initial list in its Processed count.
 //
 // A panic is handled by utilruntime.HandleCrashWithLogger: it is logged and passed to
 // utilruntime.PanicHandlers, and then, when utilruntime.ReallyCrash is true (the default),
@@ -368,6 +370,9 @@ func (p *processorListener) pause() bool {
 func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
 	if d.initialAdds > 0 {
 		defer func() {
+			if d.call {
+				p.stats.initialCalls.Add(1)
+			}
 			for range d.initialAdds {
 				p.syncTracker.Finished()
 			}

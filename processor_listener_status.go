@@ -93,6 +93,11 @@ type listenerStats struct {
 	// marks date the queued notifications while EnableInformerTiming is on; nil before.
 	marks *lagMarks
 
+	// initialCalls counts the handler calls of the initial list, apart from processed: each is
+	// counted before the sync tracker learns of it, without the listener's mu, so that a
+	// handler that reports synced already counts all of them in Processed.
+	initialCalls atomic.Uint64
+
 	panics      atomic.Uint64
 	handlerTime durationHistogram
 }
@@ -163,7 +168,7 @@ func (p *processorListener) status(now time.Time) HandlerStatus {
 		Name:               p.handlerName,
 		Pending:            pending,
 		Lag:                p.stats.lagLocked(pending, now),
-		Processed:          p.stats.processed,
+		Processed:          p.stats.processed + p.stats.initialCalls.Load(),
 		Coalesced:          p.pending.coalescedAway,
 		CoalescingEpisodes: p.pending.episodes,
 	}
