@@ -17,7 +17,7 @@
 //
 // What they cost: the provider is a workqueue.ExtendedMetricsProvider, so a queue sets depth
 // and adds every 500ms rather than per item, and beyond 128 items per 500ms times one item in
-// 64, recording its latency and work duration for the items since the last timed one
+// 256, recording its latency and work duration for the items since the last timed one
 // (workqueue.ExtendedMetricsProvider says what that changes); the histograms take such
 // weighted observations in one call. A handler's duration is timed for every call below a
 // thousand calls a second, fewer beyond, down to one in 16 (cache.HandlerStatus.HandlerTime).

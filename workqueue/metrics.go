@@ -72,7 +72,7 @@ type MetricsProvider interface {
 //     queue shuts down (depth then per Get): with Set and Add(float64) if the metrics have
 //     them, else with Inc and Dec;
 //   - in each 500ms period a queue times its first 128 items; beyond that rate it times one
-//     item in 64, and records each of that item's latency and work duration for the items
+//     item in 256, and records each of that item's latency and work duration for the items
 //     taken or done since the previous one was recorded (with WeightedHistogramMetric's
 //     ObserveWeighted if the histogram has it, else with that many Observe calls). So the
 //     histograms' counts are exact up to the last timed item, and their shape and sum are
@@ -155,7 +155,7 @@ type WeightedHistogramMetric interface {
 // its first timedPerPeriod adds, then one add in sampleEvery.
 const (
 	timedPerPeriod = 128
-	sampleEvery    = 64
+	sampleEvery    = 256
 )
 
 // The timing of an item, kept in its itemState next to its phase, so that Get and Done need
@@ -183,6 +183,10 @@ const (
 // have been timed in a refresh period only one add in sampleEvery is (its item's latency and
 // work duration are observed for the items since the previous observation); an untimed item
 // counts in the gauges from the start of the refresh period of its Add or Get.
+//
+// add, get and done are small enough for the compiler to inline into the queue's Add, Get
+// and Done; what an untimed item needs happens there, the rest in addSlow, getSlow and
+// doneTimed.
 type queueMetrics[T comparable] struct {
 	clock    clock.Clock
 	provided bool // the metrics are a provider's, not noop ones kept for Queues' times
@@ -204,16 +208,28 @@ type queueMetrics[T comparable] struct {
 	addTimesSize burstSize
 	started      map[T]int64
 
-	// The sampling and the deferred counts (sampled only).
-	period        itemState // the coarse time of this refresh period, plus one
-	timed         int       // adds timed in this refresh period
-	skipped       int       // adds not timed since the last timed one
-	untimed       int       // items waiting or being processed with a coarse time
-	latencyWeight uint64    // Gets since the last latency observation
-	workWeight    uint64    // Dones since the last work-duration observation
-	pendingAdds   int       // adds not yet counted in adds
-	dirty         int       // the depth, as client-go counts it: dirty items not yet taken
-	shownDepth    int       // the depth last set in depth
+	// The Gets and Dones since the queue was created (the queue counts its adds).
+	gets, dones uint64
+
+	// The sampling (sampled only): addedBits and startedBits are the coarse time of this
+	// refresh period, plus one, in place for an item's state; timed counts the adds timed in
+	// it; skip is how many of the next adds are not timed.
+	addedBits, startedBits itemState
+	timed                  int
+	skip                   int
+	// noTimedWaiting is true while the queue is sampled and no timed item waits: a Get's item
+	// is then untimed without a lookup.
+	noTimedWaiting bool
+	// coarse is true while an item waiting or being processed may have a coarse time: from
+	// the first add sampling skips until ages finds none and none is to come.
+	coarse bool
+
+	// What was last observed or shown: gets and dones at the last latency and work-duration
+	// observations, the queue's adds at the last update of adds (sampled), the depth last set
+	// in depth.
+	latencyObserved, workObserved uint64
+	addsShown                     int64
+	depthShown                    int
 }
 
 // measured reports whether a queue named qn records metrics with mp: a named queue with any
@@ -253,7 +269,9 @@ func newQueueMetrics[T comparable](mp MetricsProvider, qn queueName, c clock.Clo
 	m := &queueMetrics[T]{
 		provided:       ok,
 		sampled:        ext != nil,
-		period:         1, // coarse time 0
+		noTimedWaiting: ext != nil,
+		addedBits:      1 << addedShift, // coarse time 0
+		startedBits:    1 << startedShift,
 		clock:          c,
 		depth:          mp.NewDepthMetric(name),
 		adds:           mp.NewAddsMetric(name),
@@ -277,142 +295,143 @@ func (m *queueMetrics[T]) now() int64 { return int64(m.clock.Since(m.base)) }
 
 // add counts an Add that made item dirty and returns the timing bits to add to its state.
 func (m *queueMetrics[T]) add(item T) itemState {
-	if m == nil {
-		return 0
+	if m.skip > 0 { // sampled and not timed
+		m.skip--
+		return m.addedBits
 	}
+	return m.addSlow(item)
+}
+
+// addSlow is add for an item that is timed: every item with a plain provider; the first
+// timedPerPeriod items of a refresh period, then one in sampleEvery, when sampled.
+func (m *queueMetrics[T]) addSlow(item T) itemState {
 	if m.sampled {
-		m.pendingAdds++
-		m.dirty++
+		if m.timed++; m.timed >= timedPerPeriod {
+			m.skip = sampleEvery - 1
+			m.coarse = true
+		}
 	} else {
 		m.adds.Inc()
 		m.depth.Inc()
 	}
-	if !m.timeAdd() {
-		m.untimed++
-		return m.period << addedShift
-	}
 	m.addTimes[item] = m.now()
 	m.addTimesSize.grew(len(m.addTimes))
+	m.noTimedWaiting = false
 	return 0
-}
-
-// timeAdd reports whether to time the add being counted (see queueMetrics).
-func (m *queueMetrics[T]) timeAdd() bool {
-	if !m.sampled || m.timed < timedPerPeriod {
-		m.timed++
-		return true
-	}
-	if m.skipped++; m.skipped < sampleEvery {
-		return false
-	}
-	m.skipped = 0
-	return true
 }
 
 // get counts item as taken by a worker: it observes how long the item waited if its add was
 // timed, and then times its processing. It returns the item's timing bits.
 func (m *queueMetrics[T]) get(item T) itemState {
-	if m == nil {
-		return 0
+	m.gets++
+	if m.noTimedWaiting {
+		return m.startedBits
 	}
-	if m.sampled {
-		m.dirty--
-	} else {
+	return m.getSlow(item)
+}
+
+// getSlow is get when item may have been timed.
+func (m *queueMetrics[T]) getSlow(item T) itemState {
+	if !m.sampled {
 		m.depth.Dec()
 	}
-	m.latencyWeight++
-	var added int64
-	var timed bool
-	if len(m.addTimes) > 0 { // (a lookup less while the queue times no waiting item)
-		added, timed = m.addTimes[item]
-	}
+	added, timed := m.addTimes[item]
 	if !timed {
-		return m.period << startedShift // still counted in untimed
+		return m.startedBits
 	}
 	delete(m.addTimes, item)
-	if len(m.addTimes) == 0 && m.addTimesSize.emptied() {
-		m.addTimes = make(map[T]int64)
+	if len(m.addTimes) == 0 {
+		m.noTimedWaiting = m.sampled
+		if m.addTimesSize.emptied() {
+			m.addTimes = make(map[T]int64)
+		}
 	}
 	now := m.now()
-	observe(m.latency, now-added, &m.latencyWeight)
+	observe(m.latency, now-added, m.gets-m.latencyObserved)
+	m.latencyObserved = m.gets
 	m.started[item] = now
 	return startExact
 }
 
 // done observes how long the processing of item, in state st, took if its Get was timed.
 func (m *queueMetrics[T]) done(item T, st itemState) {
-	if m == nil {
-		return
+	m.dones++
+	if st&startExact != 0 {
+		m.doneTimed(item)
 	}
-	m.workWeight++
-	if st&startExact == 0 {
-		m.untimed--
-		return
-	}
-	observe(m.workDuration, m.now()-m.started[item], &m.workWeight)
+}
+
+// doneTimed is done for an item whose Get was timed.
+func (m *queueMetrics[T]) doneTimed(item T) {
+	observe(m.workDuration, m.now()-m.started[item], m.dones-m.workObserved)
+	m.workObserved = m.dones
 	delete(m.started, item)
 }
 
-// observe records d nanoseconds in h for *weight items, and resets *weight.
-func observe(h HistogramMetric, d int64, weight *uint64) {
-	v, n := time.Duration(d).Seconds(), *weight
-	*weight = 0
-	if w, ok := h.(WeightedHistogramMetric); ok && n > 1 {
-		w.ObserveWeighted(v, n)
+// observe records d nanoseconds in h for weight items.
+func observe(h HistogramMetric, d int64, weight uint64) {
+	v := time.Duration(d).Seconds()
+	if w, ok := h.(WeightedHistogramMetric); ok && weight > 1 {
+		w.ObserveWeighted(v, weight)
 		return
 	}
-	for range n {
+	for range weight {
 		h.Observe(v)
 	}
 }
 
-// refresh is the periodic update of a measured queue whose items are items: it sets the
-// deferred counts and the gauges and starts a new sampling period.
-func (m *queueMetrics[T]) refresh(items map[T]itemState) {
-	m.flushCounts()
+// refresh is the periodic update of a measured queue whose items are items and whose count
+// of adds that made an item dirty is adds: it sets the deferred counts and the gauges and
+// starts a new sampling period.
+func (m *queueMetrics[T]) refresh(items map[T]itemState, adds int64) {
+	m.flushCounts(adds)
 	ages := m.ages(items)
 	m.unfinishedWork.Set(ages.unfinished.Seconds())
 	m.longestRunning.Set(ages.longestRunning.Seconds())
 	if m.oldestWaiting != nil {
 		m.oldestWaiting.Set(ages.oldestWaiting.Seconds())
 	}
-	m.timed, m.skipped = 0, 0
-	m.period = itemState(m.now()/int64(coarseUnit))&coarseMask + 1
+	m.timed, m.skip = 0, 0
+	period := itemState(m.now()/int64(coarseUnit))&coarseMask + 1
+	m.addedBits, m.startedBits = period<<addedShift, period<<startedShift
 }
 
-// flushCounts sets the deferred depth and adds of a sampled queue.
-func (m *queueMetrics[T]) flushCounts() {
+// flushCounts sets the deferred depth and adds of a sampled queue that counted adds adds
+// that made an item dirty. The depth is what client-go counts: the dirty items not yet
+// taken, those adds less the Gets.
+func (m *queueMetrics[T]) flushCounts(adds int64) {
 	if !m.sampled {
 		return
 	}
 	if c, ok := m.adds.(interface{ Add(float64) }); ok {
-		if m.pendingAdds > 0 {
-			c.Add(float64(m.pendingAdds))
+		if adds > m.addsShown {
+			c.Add(float64(adds - m.addsShown))
 		}
 	} else {
-		for range m.pendingAdds {
+		for range adds - m.addsShown {
 			m.adds.Inc()
 		}
 	}
-	m.pendingAdds = 0
+	m.addsShown = adds
+	depth := int(adds - int64(m.gets))
 	if g, ok := m.depth.(SettableGaugeMetric); ok {
-		g.Set(float64(m.dirty))
+		g.Set(float64(depth))
 	} else {
-		for ; m.shownDepth < m.dirty; m.shownDepth++ {
+		for ; m.depthShown < depth; m.depthShown++ {
 			m.depth.Inc()
 		}
-		for ; m.shownDepth > m.dirty; m.shownDepth-- {
+		for ; m.depthShown > depth; m.depthShown-- {
 			m.depth.Dec()
 		}
 	}
-	m.shownDepth = m.dirty
+	m.depthShown = depth
 }
 
 // stop sets the deferred counts a last time; from then on depth is updated at each Get (adds
 // are over).
-func (m *queueMetrics[T]) stop() {
-	m.flushCounts()
-	m.sampled = false
+func (m *queueMetrics[T]) stop(adds int64) {
+	m.flushCounts(adds)
+	m.sampled, m.noTimedWaiting, m.skip = false, false, 0
 }
 
 // queueAges are the ages the gauges show.
@@ -423,7 +442,7 @@ type queueAges struct {
 }
 
 // ages returns the ages of the items being processed and waiting: O(items being processed
-// + timed items waiting), or O(items) while some are untimed.
+// + timed items waiting), or O(items) while some may have a coarse time.
 func (m *queueMetrics[T]) ages(items map[T]itemState) queueAges {
 	var a queueAges
 	now := m.now()
@@ -441,7 +460,7 @@ func (m *queueMetrics[T]) ages(items map[T]itemState) queueAges {
 	for _, added := range m.addTimes {
 		waiting(added)
 	}
-	if m.untimed == 0 {
+	if !m.coarse {
 		return a
 	}
 	// A coarse time c stands for (c-1)*coarseUnit; the subtraction modulo 2^coarseBits keeps
@@ -450,14 +469,17 @@ func (m *queueMetrics[T]) ages(items map[T]itemState) queueAges {
 	coarseAge := func(c itemState) time.Duration {
 		return time.Duration((nowCoarse-(c-1))&coarseMask) * coarseUnit
 	}
+	m.coarse = m.skip > 0 // the next adds get a coarse time
 	for _, st := range items {
 		if c := st >> addedShift & coarseMask; c != 0 {
 			a.oldestWaiting = max(a.oldestWaiting, coarseAge(c))
+			m.coarse = true
 		}
 		if c := st >> startedShift & coarseMask; c != 0 {
 			age := coarseAge(c)
 			a.unfinished += age
 			a.longestRunning = max(a.longestRunning, age)
+			m.coarse = true
 		}
 	}
 	return a

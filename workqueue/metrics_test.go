@@ -487,6 +487,9 @@ func TestExtendedMetricsUntimedItemsAge(t *testing.T) {
 			q.Done(item)
 		}
 		observed := len(rec.observations("latency/q"))
+		if s := q.status(); s.OldestWaiting != 0 || s.LongestRunning != 0 { // nothing queued yet
+			t.Fatalf("empty queue's status: %+v", s)
+		}
 		q.Add(-1) // untimed: waits
 		q.Add(-2) // untimed: taken and held
 		q.Get()   // -1

@@ -238,15 +238,20 @@ func (q *Typed[T]) Add(item T) {
 	case stateAgain:
 		return
 	case stateProcessing:
-		q.adds++
-		q.items[item] = st&^phaseMask | stateAgain | q.metrics.add(item) // its Done queues it
-		return
+		st = st&^phaseMask | stateAgain // its Done queues it
+	default:
+		st = stateWaiting
 	}
 	q.adds++
-	q.items[item] = stateWaiting | q.metrics.add(item)
-	q.itemsSize.grew(len(q.items))
-	q.queue.Push(item)
-	q.cond.Signal()
+	if q.metrics != nil {
+		st |= q.metrics.add(item)
+	}
+	q.items[item] = st
+	if st.phase() == stateWaiting {
+		q.itemsSize.grew(len(q.items))
+		q.queue.Push(item)
+		q.cond.Signal()
+	}
 }
 
 // Len returns the number of items waiting to be taken. It is informational: do not gate Add or
@@ -270,7 +275,11 @@ func (q *Typed[T]) Get() (item T, shutdown bool) {
 		return item, true // shutting down, nothing left
 	}
 	item = q.queue.Pop()
-	q.items[item] = stateProcessing | q.metrics.get(item)
+	st := stateProcessing
+	if q.metrics != nil {
+		st |= q.metrics.get(item)
+	}
+	q.items[item] = st
 	q.processing++
 	return item, false
 }
@@ -286,7 +295,9 @@ func (q *Typed[T]) Done(item T) {
 	if phase != stateProcessing && phase != stateAgain {
 		return
 	}
-	q.metrics.done(item, st)
+	if q.metrics != nil {
+		q.metrics.done(item, st)
+	}
 	q.processing--
 	if phase == stateAgain {
 		// Queued again even while shutting down, as client-go does, so that it can be drained.
@@ -438,13 +449,13 @@ func (q *Typed[T]) updateUnfinishedWorkLoop(period time.Duration) {
 		select {
 		case <-q.stopCh:
 			q.mu.Lock()
-			q.metrics.stop()
+			q.metrics.stop(q.adds)
 			q.mu.Unlock()
 			return
 		case <-t.C():
 			q.mu.Lock()
 			if !q.shuttingDown {
-				q.metrics.refresh(q.items)
+				q.metrics.refresh(q.items, q.adds)
 			}
 			q.mu.Unlock()
 		}
