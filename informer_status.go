@@ -82,8 +82,10 @@ type HandlerStatus struct {
 	// listener coalesces; see HandlerOptions.MaxPending).
 	Pending int
 	// Lag is the age of the oldest waiting notification, 0 when none waits. It is measured
-	// only after EnableInformerTiming, and reads 0 before; it may read high by up to the time
-	// between two batches of changes when a handler falls more than 64 batches behind.
+	// only after EnableInformerTiming, and reads 0 before. Notifications queued less than 1ms
+	// after a dated one share its date, so it may read high by up to 1ms; a handler keeps 64
+	// dates, so when it falls further behind than that it may read high by up to the time
+	// between two of them.
 	Lag time.Duration
 	// Processed counts the handler calls that returned (or panicked).
 	Processed uint64
@@ -94,7 +96,7 @@ type HandlerStatus struct {
 	Panics uint64
 	// HandlerTime is the distribution of the time spent in each handler call, measured only
 	// after EnableInformerTiming. A call made after the handler waited for work is timed,
-	// unless a timed call started less than 1ms before its notification was queued; of the
+	// unless a timed call started less than 1ms before its notification's date (see Lag); of the
 	// calls made back to back (the handler is busy), one in 16 is timed. A call not timed is
 	// counted with the next timed one, so that a handler getting notifications faster than one
 	// a millisecond pays about two clock reads per 16 calls. Count and Sum are therefore
@@ -346,7 +348,7 @@ func (s *sharedIndexInformer) observeDeltas(deltas []Delta) {
 	}
 	s.status.eventsIn.Add(uint64(changesIn(deltas)))
 	if informerTiming.Load() {
-		s.processor.setStamp(s.clock.Now())
+		s.processor.setStamp()
 	}
 }
 

@@ -512,3 +512,31 @@ func TestHandlerProcessedCountsInitialListWhenSynced(t *testing.T) {
 		t.Fatalf("Processed = %d once the handler synced, want 3 (every initial add)", processed)
 	}
 }
+
+// TestHandlerLagResolution: notifications queued within lagResolution of a dated one share its
+// date (their lag reads high by less than lagResolution); later ones get a date of their own.
+func TestHandlerLagResolution(t *testing.T) {
+	var s listenerStats
+	ms := monoTime(time.Millisecond)
+	queue := func(at monoTime) {
+		s.markLocked(at, int(s.pushed-s.consumed), 0)
+		s.pushed++
+	}
+	queue(1)               // n0 at 0
+	queue(1 + ms/2)        // n1 at 0.5ms: dated with n0
+	queue(1 + 3*ms)        // n2 at 3ms: dated on its own
+	queue(1 + 3*ms + ms/2) // n3 at 3.5ms: dated with n2
+	now := 1 + 10*ms
+	for _, want := range []struct {
+		pending int
+		lag     time.Duration
+	}{{4, 10 * time.Millisecond}, {3, 10 * time.Millisecond}, {2, 7 * time.Millisecond}, {1, 7 * time.Millisecond}} {
+		if got := s.lagLocked(want.pending, now); got != want.lag {
+			t.Fatalf("with %d pending, lag %v, want %v", want.pending, got, want.lag)
+		}
+		s.poppedLocked(true, 0)
+	}
+	if got := s.lagLocked(0, now); got != 0 {
+		t.Fatalf("lag %v with nothing pending", got)
+	}
+}

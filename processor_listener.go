@@ -52,6 +52,9 @@ type processorListener struct {
 	handler     ResourceEventHandler
 	handlerName string
 	clock       clock.Clock
+	// mono reads clock for the lag and the handler's time; addListener gives the listener
+	// its processor's, so that their times compare.
+	mono monoClock
 
 	// syncTracker counts initial-list adds that the handler has not finished yet.
 	syncTracker *synctrack.SingleFileTracker
@@ -110,6 +113,7 @@ func newProcessListener(logger klog.Logger, handler ResourceEventHandler, reques
 		handler:               handler,
 		handlerName:           name,
 		clock:                 clk,
+		mono:                  newMonoClock(clk),
 		syncTracker:           synctrack.NewSingleFileTracker(fmt.Sprintf("%s + event handler %s", upstreamHasSynced.Name(), name)),
 		wake:                  make(chan struct{}, 1),
 		done:                  make(chan struct{}),
@@ -168,11 +172,11 @@ func (p *processorListener) onDeliveryGoroutine() bool {
 // add queues n for the handler. It never blocks on the handler; after close it does nothing.
 // An initial-list add is counted by the sync tracker before it is queued.
 func (p *processorListener) add(n notification) {
-	p.addAt(n, time.Time{})
+	p.addAt(n, 0)
 }
 
-// addAt is add for a notification queued at at (zero when EnableInformerTiming is off).
-func (p *processorListener) addAt(n notification, at time.Time) {
+// addAt is add for a notification queued at at (0 when EnableInformerTiming is off).
+func (p *processorListener) addAt(n notification, at monoTime) {
 	if n.isInitialAdd() {
 		p.syncTracker.Start()
 	}
@@ -181,7 +185,7 @@ func (p *processorListener) addAt(n notification, at time.Time) {
 
 // addRun queues an add of each of objs, in order, all with isInInitialList initial, as add
 // would one by one; objs must not change afterwards (see notificationBuffer.PushRun).
-func (p *processorListener) addRun(objs []interface{}, initial bool, at time.Time) {
+func (p *processorListener) addRun(objs []interface{}, initial bool, at monoTime) {
 	if len(objs) == 0 {
 		return
 	}
@@ -195,8 +199,8 @@ func (p *processorListener) addRun(objs []interface{}, initial bool, at time.Tim
 
 // enqueue pushes n, or, if run is not nil, the adds of run's objects with isInInitialList
 // initial, and wakes the delivery goroutine if the buffer was empty. at is when they were
-// queued, zero when EnableInformerTiming is off.
-func (p *processorListener) enqueue(n notification, run []interface{}, initial bool, at time.Time) {
+// queued, 0 when EnableInformerTiming is off.
+func (p *processorListener) enqueue(n notification, run []interface{}, initial bool, at monoTime) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -204,7 +208,7 @@ func (p *processorListener) enqueue(n notification, run []interface{}, initial b
 	}
 	wasEmpty := p.pending.Len() == 0
 	var ev coalesceEvent
-	if !at.IsZero() {
+	if at != 0 {
 		p.stats.markLocked(at, p.pending.Len(), p.pending.coalescedAway)
 	}
 	if run != nil {
@@ -273,7 +277,7 @@ func (p *processorListener) run() {
 	// calls since the last one timed, which started at lastTimed; dated is when the newest
 	// notification was queued (see HandlerStatus.HandlerTime).
 	waited, busy := true, uint64(0)
-	var lastTimed, dated time.Time
+	var lastTimed, dated monoTime
 	for {
 		p.mu.Lock()
 		if returned {
@@ -313,20 +317,20 @@ func (p *processorListener) run() {
 		if panicked && !p.pause() {
 			return
 		}
-		var start time.Time
+		var start monoTime
 		weight := uint64(0)
 		if d.call && informerTiming.Load() {
 			busy++
-			if busy >= handlerTimeSampling || waited && (dated.IsZero() || dated.Sub(lastTimed) >= handlerTimeGap) {
+			if busy >= handlerTimeSampling || waited && (dated == 0 || lastTimed == 0 || time.Duration(dated-lastTimed) >= handlerTimeGap) {
 				weight, busy = busy, 0
-				start = p.clock.Now()
+				start = p.mono.now()
 				lastTimed = start
 			}
 		}
 		waited = false
 		panicked = !p.deliver(d, backlog)
 		if weight > 0 && !panicked {
-			p.stats.handlerTime.observe(p.clock.Since(start), weight)
+			p.stats.handlerTime.observe(time.Duration(p.mono.now()-start), weight)
 		}
 		returned = d.call && d.initialAdds == 0 // deliver counted a call of the initial list
 	}

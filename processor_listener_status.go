@@ -3,6 +3,8 @@ package cache
 import (
 	"sync/atomic"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // informerTiming is true once EnableInformerTiming was called.
@@ -20,6 +22,27 @@ var informerTiming atomic.Bool
 //
 // kcache extension.
 func EnableInformerTiming() { informerTiming.Store(true) }
+
+// monoTime is a time read from an informer's clock, as nanoseconds since a base time of its
+// processor plus one, so that 0 stands for "not read". With the real clock, reading one is a
+// single monotonic clock read, and differences are immune to changes of the wall clock.
+type monoTime int64
+
+// monoClock reads an informer's clock as monoTimes. The processor and its listeners share one,
+// so that their times compare.
+type monoClock struct {
+	clock clock.Clock
+	base  time.Time
+}
+
+// newMonoClock returns a monoClock of clk whose base is now.
+func newMonoClock(clk clock.Clock) monoClock { return monoClock{clock: clk, base: clk.Now()} }
+
+// now reads the clock.
+func (c monoClock) now() monoTime { return monoTime(c.clock.Since(c.base)) + 1 }
+
+// at converts t, a time of the same clock, to a monoTime.
+func (c monoClock) at(t time.Time) monoTime { return monoTime(t.Sub(c.base)) + 1 }
 
 // handlerTimeBounds are the upper bounds of HandlerStatus.HandlerTime's buckets.
 var handlerTimeBounds = []time.Duration{
@@ -66,17 +89,24 @@ func (h *durationHistogram) snapshot() DurationHistogram {
 // never too low).
 const maxLagMarks = 64
 
+// lagResolution is the precision of the lag: notifications queued less than lagResolution
+// after the newest mark share it (their lag reads high by less than lagResolution), so that a
+// listener getting notifications back to back dates them once a lagResolution, not once a
+// batch.
+const lagResolution = time.Millisecond
+
 // lagMark says that the notification numbered seq (counting every notification queued for the
 // listener) and those after it, up to the next mark, were queued at or after at.
 type lagMark struct {
 	seq uint64
-	at  time.Time
+	at  monoTime
 }
 
 // lagMarks is a bounded FIFO of marks.
 type lagMarks struct {
 	buf     [maxLagMarks]lagMark
 	head, n int
+	newest  monoTime // the time of the newest mark, if n > 0
 }
 
 func (m *lagMarks) at(i int) *lagMark { return &m.buf[(m.head+i)%maxLagMarks] }
@@ -103,9 +133,21 @@ type listenerStats struct {
 }
 
 // markLocked dates the notifications about to be queued, and those after them up to the next
-// mark, with at; pending is the number of deliveries waiting before them. The listener counts
-// what it queues in pushed itself.
-func (s *listenerStats) markLocked(at time.Time, pending int, coalescedAway uint64) {
+// mark, with at, unless the newest mark is less than lagResolution older; pending is the
+// number of deliveries waiting before them. The listener counts what it queues in pushed
+// itself.
+func (s *listenerStats) markLocked(at monoTime, pending int, coalescedAway uint64) {
+	if m := s.marks; m != nil && m.n > 0 && time.Duration(at-m.newest) < lagResolution {
+		return
+	}
+	s.addMarkLocked(at, pending, coalescedAway)
+}
+
+// addMarkLocked is markLocked when a mark may be due. It is kept out of line so that
+// markLocked, called for every listener of every batch, is inlined.
+//
+//go:noinline
+func (s *listenerStats) addMarkLocked(at monoTime, pending int, coalescedAway uint64) {
 	if s.marks == nil {
 		// Timing was just turned on: consumed, kept only with timing, starts from what the
 		// buffer holds (exact unless it is coalescing, when keys stand for more).
@@ -114,10 +156,12 @@ func (s *listenerStats) markLocked(at time.Time, pending int, coalescedAway uint
 		s.coalescedSeen = coalescedAway
 	}
 	m := s.marks
-	if (m.n == 0 || !m.at(m.n-1).at.Equal(at)) && m.n < maxLagMarks {
-		*m.at(m.n) = lagMark{seq: s.pushed, at: at}
-		m.n++
+	if m.n == maxLagMarks {
+		return
 	}
+	*m.at(m.n) = lagMark{seq: s.pushed, at: at}
+	m.n++
+	m.newest = at
 }
 
 // poppedLocked records a pop: called says the handler is called for it; coalescedAway is the
@@ -138,30 +182,27 @@ func (s *listenerStats) poppedLocked(called bool, coalescedAway uint64) {
 	}
 }
 
-// newestDateLocked returns when the newest dated notification was queued (a time no later
-// than now, read without the clock), zero if none was dated.
-func (s *listenerStats) newestDateLocked() time.Time {
+// newestDateLocked returns the newest mark's time (no later than now, read without the
+// clock), 0 if none was dated.
+func (s *listenerStats) newestDateLocked() monoTime {
 	if s.marks == nil || s.marks.n == 0 {
-		return time.Time{}
+		return 0
 	}
-	return s.marks.at(s.marks.n - 1).at
+	return s.marks.newest
 }
 
 // lagLocked returns the age at now of the oldest notification waiting, 0 if none waits or
 // none was dated.
-func (s *listenerStats) lagLocked(pending int, now time.Time) time.Duration {
+func (s *listenerStats) lagLocked(pending int, now monoTime) time.Duration {
 	m := s.marks
 	if pending == 0 || m == nil || m.n == 0 || m.at(0).seq > s.consumed {
 		return 0
 	}
-	if lag := now.Sub(m.at(0).at); lag > 0 {
-		return lag
-	}
-	return 0
+	return max(0, time.Duration(now-m.at(0).at))
 }
 
 // status returns the handler's status at now.
-func (p *processorListener) status(now time.Time) HandlerStatus {
+func (p *processorListener) status(now monoTime) HandlerStatus {
 	p.mu.Lock()
 	pending := p.pending.Len()
 	st := HandlerStatus{

@@ -120,7 +120,7 @@ func (s *sharedIndexInformer) addEventHandler(handler ResourceEventHandler, opti
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	if informerTiming.Load() {
-		s.processor.setStamp(s.clock.Now())
+		s.processor.setStamp()
 	}
 	if !s.processor.addListener(listener, s.indexer.List()) {
 		return nil, fmt.Errorf("handler %v was not added to shared informer because it has stopped already", handler)

@@ -24,6 +24,8 @@ import (
 // closed, the processor forgets them, and run waits for their goroutines.
 type sharedProcessor struct {
 	clock clock.Clock
+	// mono reads clock for the lag; every listener gets it.
+	mono monoClock
 
 	// wg tracks the listeners' goroutines.
 	wg sync.WaitGroup
@@ -42,14 +44,14 @@ type sharedProcessor struct {
 	// added counts the listeners ever added; it orders them in handlerStatuses.
 	added uint64
 
-	// stamp is when the changes being distributed were applied, in Unix nanoseconds; 0 while
+	// stamp is when the changes being distributed were applied, a monoTime; 0 while
 	// EnableInformerTiming is off. An atomic, so that dating a batch takes no lock.
 	stamp atomic.Int64
 }
 
 // newSharedProcessor returns an idle processor that reads time from clk.
 func newSharedProcessor(clk clock.Clock) *sharedProcessor {
-	return &sharedProcessor{clock: clk, listeners: map[*processorListener]bool{}}
+	return &sharedProcessor{clock: clk, mono: newMonoClock(clk), listeners: map[*processorListener]bool{}}
 }
 
 // addListener registers listener, queues an initial-list add for each of initialObjects, tells
@@ -66,6 +68,7 @@ func (p *sharedProcessor) addListener(listener *processorListener, initialObject
 	p.listeners[listener] = true
 	p.added++
 	listener.added = p.added
+	listener.mono = p.mono
 	listener.addRun(initialObjects, true, p.stampTime())
 	if p.upstreamSynced {
 		listener.syncTracker.UpstreamHasSynced()
@@ -216,17 +219,14 @@ func determineResyncPeriod(logger klog.Logger, desired, check time.Duration) tim
 	}
 }
 
-// setStamp records when the changes about to be distributed were applied (see stamp).
-func (p *sharedProcessor) setStamp(at time.Time) {
-	p.stamp.Store(at.UnixNano())
+// setStamp records that the changes about to be distributed are applied now (see stamp).
+func (p *sharedProcessor) setStamp() {
+	p.stamp.Store(int64(p.mono.now()))
 }
 
-// stampTime returns stamp as a time, zero if unset.
-func (p *sharedProcessor) stampTime() time.Time {
-	if n := p.stamp.Load(); n != 0 {
-		return time.Unix(0, n)
-	}
-	return time.Time{}
+// stampTime returns stamp, 0 if unset.
+func (p *sharedProcessor) stampTime() monoTime {
+	return monoTime(p.stamp.Load())
 }
 
 // handlerStatuses returns the status of every registered handler at now, in the order they
@@ -242,7 +242,7 @@ func (p *sharedProcessor) handlerStatuses(now time.Time) []HandlerStatus {
 	out := make([]HandlerStatus, 0, len(listeners))
 	seen := map[string]int{}
 	for _, l := range listeners {
-		st := l.status(now)
+		st := l.status(p.mono.at(now))
 		seen[st.Name]++
 		if n := seen[st.Name]; n > 1 {
 			st.Name = fmt.Sprintf("%s#%d", st.Name, n)
