@@ -1,9 +1,7 @@
 package sharding
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,22 +24,13 @@ import (
 // owner in that epoch was confirmed gone. The exact match keeps the argument independent of how
 // segments are assigned.
 
-type hashLease struct {
-	holder string
-	renew  int
-	ack    uint64
-}
-
+// hashMember is a member process with its rangeMember and its lagging view of the sharder's
+// epoch and the members' acknowledgements.
 type hashMember struct {
-	name        string
-	alive       bool
-	partitioned bool
-	lastRenew   time.Time
-	fence       *fence
-	rm          *rangeMember
-	viewEpoch   Epoch
-	viewAcks    map[string]uint64
-	inflight    map[string][]func()
+	simProc
+	rm        *rangeMember
+	viewEpoch Epoch
+	viewAcks  map[string]uint64
 }
 
 type publishOp struct {
@@ -49,35 +38,19 @@ type publishOp struct {
 	next   Epoch
 }
 
+// hashSim is the simulated cluster of the zero-write mode: the server also holds the epoch
+// the sharder published.
 type hashSim struct {
-	t         *testing.T
-	rng       *rand.Rand
-	now       time.Time
-	keys      []string
-	epoch     Epoch // on the sharder's Lease
-	leases    map[string]*hashLease
-	members   []*hashMember
-	ring      *Ring
+	simCluster[*hashMember]
+	epoch Epoch // on the sharder's Lease
+	// confirmed holds the members the current sharder confirmed gone.
 	confirmed map[string]bool
 	ops       []publishOp
-	joined    int
-	trace     []string
-}
-
-func (s *hashSim) logf(format string, args ...any) {
-	s.trace = append(s.trace, s.now.Format("15:04:05.000")+" "+fmt.Sprintf(format, args...))
-	if len(s.trace) > 80 {
-		s.trace = s.trace[1:]
-	}
 }
 
 func newHashSim(t *testing.T, seed uint64, nKeys, nMembers int) *hashSim {
-	s := &hashSim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x51ed27)),
-		now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), leases: map[string]*hashLease{}, confirmed: map[string]bool{}}
-	s.ring = NewRing(s.now, simLease)
-	for i := range nKeys {
-		s.keys = append(s.keys, fmt.Sprintf("ns/o%d", i))
-	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x51ed27))
+	s := &hashSim{simCluster: newSimCluster[*hashMember](t, rng, nKeys, 80), confirmed: map[string]bool{}}
 	for range nMembers {
 		s.join()
 	}
@@ -85,20 +58,11 @@ func newHashSim(t *testing.T, seed uint64, nKeys, nMembers int) *hashSim {
 }
 
 func (s *hashSim) join() {
-	name := "m" + strconv.Itoa(s.joined)
-	s.joined++
-	m := &hashMember{name: name, alive: true, lastRenew: s.now, fence: newFence(),
-		viewAcks: map[string]uint64{}, inflight: map[string][]func(){}}
-	m.fence.open()
-	m.rm = newRangeMember(name, m.fence)
-	s.leases[name] = &hashLease{holder: name, renew: 1}
+	m := &hashMember{simProc: s.newProc(), viewAcks: map[string]uint64{}}
+	m.rm = newRangeMember(m.name, m.fence)
 	s.members = append(s.members, m)
-	s.logf("%s: joined", name)
+	s.logf("%s: joined", m.name)
 }
-
-func (s *hashSim) pick(n int) int { return s.rng.IntN(n) }
-
-func (s *hashSim) randomMember() *hashMember { return s.members[s.pick(len(s.members))] }
 
 // runningMember is a random member whose process runs, mostly (crashed ones stay in the list).
 func (s *hashSim) runningMember() *hashMember {
@@ -110,54 +74,15 @@ func (s *hashSim) runningMember() *hashMember {
 	return s.randomMember()
 }
 
-func (s *hashSim) record(name string) (LeaseRecord, bool) {
-	l := s.leases[name]
-	if l == nil {
-		return LeaseRecord{}, false
-	}
-	return LeaseRecord{Name: name, Holder: l.holder, Version: strconv.Itoa(l.renew), Duration: simLease}, true
-}
-
-func (s *hashSim) stopReconciles(m *hashMember) {
-	for k, dones := range m.inflight {
-		for _, d := range dones {
-			d()
-		}
-		delete(m.inflight, k)
-	}
-}
-
-func (s *hashSim) fenceIfDue() {
-	for _, m := range s.members {
-		if !m.fence.isClosed() && !s.now.Before(m.lastRenew.Add(simLease-simMargin)) {
-			s.logf("%s: fenced", m.name)
-			m.fence.close()
-			s.stopReconciles(m)
-		}
-	}
-}
-
-// confirmGone is the sharder's confirmation on the server (see sim.confirmGone).
+// confirmGone is the sharder's confirmation on the server (see simCluster.confirmGone),
+// remembered until the sharder fails over.
 func (s *hashSim) confirmGone(member string) bool {
 	if s.confirmed[member] {
 		return true
 	}
-	if !s.ring.Gone(member, s.now) {
+	if !s.simCluster.confirmGone(member) {
 		return false
 	}
-	l := s.leases[member]
-	rec, seen := s.ring.Record(member)
-	switch {
-	case l == nil:
-	case l.holder == "" || seen && rec.Version == strconv.Itoa(l.renew) && rec.Holder == l.holder:
-		delete(s.leases, member)
-		s.logf("sharder: deleted the lease of %s", member)
-	default:
-		cur, _ := s.record(member)
-		s.ring.Observe(cur, s.now)
-		return false
-	}
-	s.ring.Confirm(member, s.now)
 	s.confirmed[member] = true
 	return true
 }
@@ -228,11 +153,7 @@ func (s *hashSim) step() {
 	case r < 60:
 		s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(simLease / 8))))
 	case r < 180:
-		m := s.runningMember()
-		if l := s.leases[m.name]; l != nil && m.alive && !m.partitioned && !m.fence.isClosed() {
-			l.renew++
-			m.lastRenew = s.now
-		}
+		s.renew(s.runningMember())
 	case r < 260:
 		m := s.randomMember()
 		if rec, ok := s.record(m.name); ok {
@@ -256,43 +177,16 @@ func (s *hashSim) step() {
 		if m.alive {
 			k := s.keys[s.pick(len(s.keys))]
 			done, err := m.rm.begin(HashKey(k))
-			s.logf("%s: begin %s: %v", m.name, k, err)
-			if err == nil {
-				m.inflight[k] = append(m.inflight[k], done)
-			}
+			s.began(m, k, done, err)
 		}
 	case r < 985:
-		m := s.randomMember()
-		for k, dones := range m.inflight {
-			s.logf("%s: end %s", m.name, k)
-			dones[0]()
-			if m.inflight[k] = dones[1:]; len(m.inflight[k]) == 0 {
-				delete(m.inflight, k)
-			}
-			break
-		}
+		s.endReconcile(s.randomMember())
 	case r < 987:
-		m := s.randomMember()
-		m.partitioned = true
-		s.logf("%s: partitioned", m.name)
+		s.partition(s.randomMember())
 	case r < 989:
-		m := s.randomMember()
-		m.alive = false
-		s.logf("%s: crashed", m.name)
-		s.stopReconciles(m)
+		s.crash(s.randomMember())
 	case r < 992:
-		m := s.randomMember()
-		if m.alive && !m.partitioned {
-			drained := m.fence.close()
-			s.stopReconciles(m)
-			<-drained
-			if l := s.leases[m.name]; l != nil {
-				l.holder = ""
-				l.renew++
-			}
-			m.alive = false
-			s.logf("%s: left", m.name)
-		}
+		s.leave(s.randomMember())
 	case r < 999:
 		s.join()
 	default:
@@ -306,53 +200,20 @@ func (s *hashSim) step() {
 }
 
 func (s *hashSim) check() {
-	for _, k := range s.keys {
-		var who []string
-		for _, m := range s.members {
-			if len(m.inflight[k]) > 0 {
-				who = append(who, m.name)
-			}
-		}
-		if len(who) > 1 {
-			s.t.Fatalf("%s (segment %d) reconciled by %v at once (epoch %s); last steps:\n%s",
-				k, segmentOf(HashKey(k)), who, encodeEpoch(s.epoch), strings.Join(s.trace, "\n"))
-		}
+	if k, who := s.doubleReconcile(); who != nil {
+		s.t.Fatalf("%s (segment %d) reconciled by %v at once (epoch %s); last steps:\n%s",
+			k, segmentOf(HashKey(k)), who, encodeEpoch(s.epoch), strings.Join(s.trace, "\n"))
 	}
 }
 
 func (s *hashSim) heal() {
-	for _, m := range s.members {
-		if m.partitioned {
-			m.alive = false
-		}
-		s.stopReconciles(m)
-	}
-	live := 0
-	for _, m := range s.members {
-		if m.alive && !m.fence.isClosed() {
-			live++
-		}
-	}
-	if live == 0 {
-		s.join()
-	}
-	for name := range s.leases {
-		rec, _ := s.record(name)
-		s.ring.Observe(rec, s.now)
-	}
+	s.endFaults(s.join)
+	s.observeAll()
 	s.now = s.now.Add(simLease)
 	for range 10 {
-		for _, m := range s.members {
-			if l := s.leases[m.name]; l != nil && m.alive && !m.fence.isClosed() {
-				l.renew++
-				m.lastRenew = s.now
-			}
-		}
+		s.renewLive()
 		s.fenceIfDue()
-		for name := range s.leases {
-			rec, _ := s.record(name)
-			s.ring.Observe(rec, s.now)
-		}
+		s.observeAll()
 		for _, op := range s.ops {
 			s.land(op)
 		}
@@ -375,12 +236,7 @@ func (s *hashSim) heal() {
 		}
 		s.now = s.now.Add(time.Second)
 	}
-	var want []string
-	for _, m := range s.members {
-		if m.alive && !m.fence.isClosed() {
-			want = append(want, m.name)
-		}
-	}
+	want := s.live()
 	if got := strings.Join(s.epoch.Members, ","); got != strings.Join(want, ",") && !sameSet(s.epoch.Members, want) {
 		s.t.Fatalf("after healing, epoch %s, want members %v", encodeEpoch(s.epoch), want)
 	}
@@ -417,31 +273,13 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-func runHashModel(t *testing.T, seed uint64, steps, keys int) {
-	s := newHashSim(t, seed, keys, 3)
-	for range steps {
-		s.step()
-	}
-	s.heal()
-	for _, m := range s.members {
-		m.fence.close()
-		m.fence.cancel()
-	}
-}
+// newEpochModel is the zero-write mode's simulation of keys keys and three members.
+func newEpochModel(t *testing.T, seed uint64, keys int) simModel { return newHashSim(t, seed, keys, 3) }
 
 func TestEpochModel(t *testing.T) {
 	// Few keys make a hand-over racing a reconcile of the same key frequent; more keys cover
 	// more segments.
-	for _, keys := range []int{3, 64} {
-		for seed := range uint64(200) {
-			t.Run(fmt.Sprintf("%d keys/seed %d", keys, seed), func(t *testing.T) { runHashModel(t, seed, 2000, keys) })
-		}
-	}
+	testModel(t, "keys", []int{3, 64}, 200, newEpochModel)
 }
 
-func FuzzEpochModel(f *testing.F) {
-	f.Add(uint64(1), uint16(500), uint8(3))
-	f.Fuzz(func(t *testing.T, seed uint64, steps uint16, keys uint8) {
-		runHashModel(t, seed, int(steps), 1+int(keys%32))
-	})
-}
+func FuzzEpochModel(f *testing.F) { fuzzModel(f, 32, newEpochModel) }

@@ -3,9 +3,7 @@ package sharding
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,31 +19,18 @@ import (
 // members at once. At the end it heals the cluster and checks that every object reaches the
 // member Assign names, with no drain mark left.
 
-const (
-	simLease  = 10 * time.Second
-	simMargin = 2 * time.Second
-)
-
 type simEvent struct {
 	key string
 	st  State
 }
 
-type simLeaseObj struct {
-	holder string
-	renew  int
-}
-
+// simMember is a member process with its informer's cache (the objects labelled for it), the
+// events on their way to that cache, and its gate.
 type simMember struct {
-	name        string
-	alive       bool // the process runs
-	partitioned bool // it cannot reach the server
-	lastRenew   time.Time
-	fence       *fence
-	cache       map[string]State
-	pending     []simEvent
-	gate        *Gate
-	inflight    map[string][]func()
+	simProc
+	cache   map[string]State
+	pending []simEvent
+	gate    *Gate
 }
 
 // simOp is a sharder decision waiting to land: it applies only if the object is still in the
@@ -56,27 +41,12 @@ type simOp struct {
 	action Action
 }
 
+// sim is the simulated cluster of the label mode: the server also holds every object's State.
 type sim struct {
-	t       *testing.T
-	rng     *rand.Rand
-	now     time.Time
+	simCluster[*simMember]
 	labels  Labels
 	objects map[string]State
-	keys    []string
-	leases  map[string]*simLeaseObj
-	members []*simMember
-	ring    *Ring
 	ops     []simOp
-	joined  int
-	// trace holds the last steps, printed when the check fails.
-	trace []string
-}
-
-func (s *sim) logf(format string, args ...any) {
-	s.trace = append(s.trace, s.now.Format("15:04:05.000")+" "+fmt.Sprintf(format, args...))
-	if len(s.trace) > 60 {
-		s.trace = s.trace[1:]
-	}
 }
 
 func newSim(t *testing.T, seed uint64, nObjects, nMembers int) *sim {
@@ -84,14 +54,10 @@ func newSim(t *testing.T, seed uint64, nObjects, nMembers int) *sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), labels: l,
-		objects: map[string]State{}, leases: map[string]*simLeaseObj{}}
-	s.ring = NewRing(s.now, simLease)
-	for i := range nObjects {
-		k := fmt.Sprintf("ns/o%d", i)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	s := &sim{simCluster: newSimCluster[*simMember](t, rng, nObjects, 60), labels: l, objects: map[string]State{}}
+	for _, k := range s.keys {
 		s.objects[k] = State{}
-		s.keys = append(s.keys, k)
 	}
 	for range nMembers {
 		s.join()
@@ -111,11 +77,8 @@ func (s *sim) write(key string, st State) {
 }
 
 func (s *sim) join() {
-	name := "m" + strconv.Itoa(s.joined)
-	s.joined++
-	m := &simMember{name: name, alive: true, lastRenew: s.now, fence: newFence(),
-		cache: map[string]State{}, inflight: map[string][]func(){}}
-	m.fence.open()
+	m := &simMember{simProc: s.newProc(), cache: map[string]State{}}
+	name := m.name
 	lookup := func(key string) (interface{}, bool, error) {
 		st, ok := m.cache[key]
 		if !ok {
@@ -136,7 +99,6 @@ func (s *sim) join() {
 		return nil
 	}
 	m.gate = newGate(s.labels, name, lookup, ack, m.fence)
-	s.leases[name] = &simLeaseObj{holder: name, renew: 1}
 	s.members = append(s.members, m)
 }
 
@@ -160,48 +122,15 @@ func labelsOf(l Labels, st State) map[string]string {
 	return out
 }
 
-// stop ends a member's reconciles: a crashed process's simply stop; a fenced member's are
-// cancelled, and the model assumes they return within the skew margin.
-func (s *sim) stopReconciles(m *simMember) {
-	for k, dones := range m.inflight {
-		for _, d := range dones {
-			d()
-		}
-		delete(m.inflight, k)
-	}
-}
-
-// fenceIfDue closes the fence of every member whose lease could expire within the margin.
-func (s *sim) fenceIfDue() {
-	for _, m := range s.members {
-		if !m.fence.isClosed() && !s.now.Before(m.lastRenew.Add(simLease-simMargin)) {
-			s.logf("%s: fenced", m.name)
-			m.fence.close()
-			s.stopReconciles(m)
-		}
-	}
-}
-
-func (s *sim) pick(n int) int { return s.rng.IntN(n) }
-
-func (s *sim) randomMember() *simMember { return s.members[s.pick(len(s.members))] }
-
 func (s *sim) step() {
 	switch r := s.pick(1000); {
 	case r < 80: // time passes
 		s.now = s.now.Add(time.Duration(s.rng.Int64N(int64(simLease / 4))))
 	case r < 230: // a member renews its lease
-		m := s.randomMember()
-		// A member never recreates a lease it held: once the sharder deleted it, it cannot renew.
-		if l := s.leases[m.name]; l != nil && m.alive && !m.partitioned && !m.fence.isClosed() {
-			l.renew++
-			m.lastRenew = s.now
-			s.logf("%s: renewed", m.name)
-		}
+		s.renew(s.randomMember())
 	case r < 330: // the sharder observes one lease
-		m := s.randomMember()
-		if l := s.leases[m.name]; l != nil {
-			s.ring.Observe(LeaseRecord{Name: m.name, Holder: l.holder, Version: strconv.Itoa(l.renew), Duration: simLease}, s.now)
+		if rec, ok := s.record(s.randomMember().name); ok {
+			s.ring.Observe(rec, s.now)
 		}
 	case r < 450: // the sharder decides about one object
 		k := s.keys[s.pick(len(s.keys))]
@@ -240,42 +169,16 @@ func (s *sim) step() {
 				break
 			}
 			_, done, err := m.gate.Begin(context.Background(), k)
-			s.logf("%s: begin %s: %v", m.name, k, err)
-			if err == nil {
-				m.inflight[k] = append(m.inflight[k], done)
-			}
+			s.began(m, k, done, err)
 		}
 	case r < 980: // a reconcile ends
-		m := s.randomMember()
-		for k, dones := range m.inflight {
-			s.logf("%s: end %s", m.name, k)
-			dones[0]()
-			if m.inflight[k] = dones[1:]; len(m.inflight[k]) == 0 {
-				delete(m.inflight, k)
-			}
-			break
-		}
+		s.endReconcile(s.randomMember())
 	case r < 983: // a member is partitioned from the server (it keeps running)
-		m := s.randomMember()
-		m.partitioned = true
-		s.logf("%s: partitioned", m.name)
+		s.partition(s.randomMember())
 	case r < 986: // a member crashes
-		m := s.randomMember()
-		m.alive = false
-		s.logf("%s: crashed", m.name)
-		s.stopReconciles(m)
+		s.crash(s.randomMember())
 	case r < 990: // a member leaves cleanly: fence, wait for reconciles, release
-		m := s.randomMember()
-		if m.alive && !m.partitioned {
-			drained := m.fence.close()
-			s.stopReconciles(m) // its workers see their contexts cancelled and return
-			<-drained
-			if l := s.leases[m.name]; l != nil {
-				l.holder = ""
-				l.renew++
-			}
-			m.alive = false
-		}
+		s.leave(s.randomMember())
 	case r < 998: // a member joins
 		s.join()
 	default: // the sharder fails over: the new one starts with a fresh view
@@ -300,78 +203,23 @@ func (s *sim) apply(op simOp) {
 	}
 }
 
-// confirmGone is the sharder's confirmation on the server that member is gone: the lease is
-// absent, released, or still at the version the view saw expire (then it is deleted).
-func (s *sim) confirmGone(member string) bool {
-	if !s.ring.Gone(member, s.now) {
-		return false
-	}
-	l := s.leases[member]
-	rec, seen := s.ring.Record(member)
-	switch {
-	case l == nil:
-	case l.holder == "" || seen && rec.Version == strconv.Itoa(l.renew) && rec.Holder == l.holder:
-		delete(s.leases, member)
-		s.logf("sharder: deleted the lease of %s", member)
-	default:
-		s.ring.Observe(LeaseRecord{Name: member, Holder: l.holder, Version: strconv.Itoa(l.renew), Duration: simLease}, s.now)
-		return false
-	}
-	s.ring.Confirm(member, s.now)
-	return true
-}
-
 // check panics — through t.Fatalf — if two members reconcile one key.
 func (s *sim) check() {
-	for _, k := range s.keys {
-		var who []string
-		for _, m := range s.members {
-			if len(m.inflight[k]) > 0 {
-				who = append(who, m.name)
-			}
-		}
-		if len(who) > 1 {
-			s.t.Fatalf("%s reconciled by %v at once (server state %+v); last steps:\n%s", k, who, s.objects[k], strings.Join(s.trace, "\n"))
-		}
+	if k, who := s.doubleReconcile(); who != nil {
+		s.t.Fatalf("%s reconciled by %v at once (server state %+v); last steps:\n%s", k, who, s.objects[k], strings.Join(s.trace, "\n"))
 	}
 }
 
 // heal stops all faults and runs the protocol to quiescence.
 func (s *sim) heal() {
-	for _, m := range s.members {
-		if m.partitioned {
-			m.alive = false
-			s.stopReconciles(m)
-		}
-	}
-	live := 0
-	for _, m := range s.members {
-		if m.alive && !m.fence.isClosed() {
-			live++
-		}
-	}
-	if live == 0 {
-		s.join()
-	}
-	for _, m := range s.members {
-		s.stopReconciles(m)
-	}
+	s.endFaults(s.join)
 	// The sharder sees every lease, then a lease duration passes: every lost member is gone.
-	for name, l := range s.leases {
-		s.ring.Observe(LeaseRecord{Name: name, Holder: l.holder, Version: strconv.Itoa(l.renew), Duration: simLease}, s.now)
-	}
+	s.observeAll()
 	s.now = s.now.Add(simLease)
 	for range 10 {
-		for _, m := range s.members {
-			if l := s.leases[m.name]; l != nil && m.alive && !m.fence.isClosed() {
-				l.renew++
-				m.lastRenew = s.now
-			}
-		}
+		s.renewLive()
 		s.fenceIfDue()
-		for name, l := range s.leases {
-			s.ring.Observe(LeaseRecord{Name: name, Holder: l.holder, Version: strconv.Itoa(l.renew), Duration: simLease}, s.now)
-		}
+		s.observeAll()
 		for _, op := range s.ops {
 			s.apply(op)
 		}
@@ -408,31 +256,15 @@ func (s *sim) heal() {
 	}
 }
 
-func runModel(t *testing.T, seed uint64, steps, objects int) {
-	s := newSim(t, seed, objects, 3)
-	for range steps {
-		s.step()
-	}
-	s.heal()
-	for _, m := range s.members {
-		m.fence.close()
-		m.fence.cancel()
-	}
+// newLabelModel is the label mode's simulation of objects objects and three members.
+func newLabelModel(t *testing.T, seed uint64, objects int) simModel {
+	return newSim(t, seed, objects, 3)
 }
 
 func TestHandoverModel(t *testing.T) {
 	// Few objects make the interesting interleavings (a drain racing a reconcile of the same
 	// key) frequent; more objects exercise balancing.
-	for _, objects := range []int{3, 12} {
-		for seed := range uint64(400) {
-			t.Run(fmt.Sprintf("%d objects/seed %d", objects, seed), func(t *testing.T) { runModel(t, seed, 2000, objects) })
-		}
-	}
+	testModel(t, "objects", []int{3, 12}, 400, newLabelModel)
 }
 
-func FuzzHandoverModel(f *testing.F) {
-	f.Add(uint64(1), uint16(500), uint8(3))
-	f.Fuzz(func(t *testing.T, seed uint64, steps uint16, objects uint8) {
-		runModel(t, seed, int(steps), 1+int(objects%16))
-	})
-}
+func FuzzHandoverModel(f *testing.F) { fuzzModel(f, 16, newLabelModel) }
