@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kcache/cache/internal/features"
 	fcache "github.com/kcache/cache/testing"
@@ -538,5 +539,58 @@ func TestHandlerLagResolution(t *testing.T) {
 	}
 	if got := s.lagLocked(0, now); got != 0 {
 		t.Fatalf("lag %v with nothing pending", got)
+	}
+}
+
+// TestNotSyncedReasons: the reason an informer gives for not being synced, in each situation
+// its Reflector reports, as the Reflector reports them (the informer-level tests above cover
+// the watch-list fallback's countdown, a failing LIST and a LIST that sends nothing yet).
+func TestNotSyncedReasons(t *testing.T) {
+	fc := clocktesting.NewFakeClock(time.Date(2026, 1, 2, 10, 42, 7, 0, time.UTC))
+	s := &reflectorStatus{clock: fc, resource: "pods"}
+	reason := func() string { return s.snapshot(false).reason }
+	expect := func(step, want string) {
+		t.Helper()
+		if got := reason(); got != want {
+			t.Fatalf("%s: reason %q, want %q", step, got, want)
+		}
+	}
+	expect("before Run", "not listed yet: the list has not started")
+
+	s.listStarted(false)
+	for range 3 {
+		fc.Step(4 * time.Second)
+		s.listReceivedItems(13_737, time.Time{}) // a page
+	}
+	expect("paged list", "initial list in progress: 41,211 objects received in 12s")
+	s.listEnded(nil)
+	expect("listed", "listed: waiting for the informer to process the list")
+	if got := s.snapshot(true).reason; got != "" {
+		t.Fatalf("synced informer gives a reason: %q", got)
+	}
+
+	s.watchFailed(apierrors.NewResourceExpired("too old resource version"))
+	s.listStarted(false)
+	fc.Step(1500 * time.Millisecond)
+	expect("relist after a 410", "relist in progress for 1.5s")
+	s.listEnded(nil)
+
+	s.watchFailed(errors.New("connection reset by peer"))
+	s.listStarted(true)
+	fc.Step(2 * time.Second)
+	s.listReceivedItems(5, fc.Now())
+	expect("watch-list", "initial watch-list in progress: 5 objects received in 2s")
+	s.watchListFellBack(errors.New("the server does not support streaming lists"))
+	expect("watch-list failed", "watch-list failed at 10:42:22 (the server does not support streaming lists): falling back to LIST")
+
+	s.listStarted(false)
+	fc.Step(time.Second)
+	s.listEnded(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("RBAC: access denied")))
+	s.backingOff(800 * time.Millisecond)
+	expect("failing LIST after the fallback",
+		`LIST failing: 403 Forbidden for pods: pods is forbidden: RBAC: access denied since 10:42:23, retrying every 800ms (after the watch-list failed: the server does not support streaming lists)`)
+
+	if got := s.snapshot(false).relists; got != (RelistCounts{Expired: 1, WatchListFallback: 1, Error: 1}) {
+		t.Fatalf("relists %+v", got)
 	}
 }
