@@ -7,6 +7,7 @@ require (
 	github.com/kcache/cache/clientgo v0.1.0
 	github.com/kcache/cache/examples/clientgo v0.0.0-00010101000000-000000000000
 	github.com/kcache/cache/examples/controller-runtime v0.0.0
+	github.com/kcache/cache/examples/sharded v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
@@ -86,3 +87,5 @@ replace github.com/kcache/cache/clientgo => ../../clientgo
 replace github.com/kcache/cache/examples/controller-runtime => ../../examples/controller-runtime
 
 replace github.com/kcache/cache/ctrlclient => ../../ctrlclient
+
+replace github.com/kcache/cache/examples/sharded => ../../examples/sharded

@@ -3,15 +3,12 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kcache/cache/examples/sharded/checksum"
 	"github.com/kcache/cache/sharding"
 	"github.com/kcache/cache/test/integration/framework"
 )
@@ -382,26 +380,6 @@ func (r *procsRun) sharder() string {
 	return ""
 }
 
-// checksumOf is the SHA-256 the controller must write for data: over the keys in order, each
-// key and value followed by a zero byte.
-func checksumOf(data map[string]string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(data[k]))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-const procsSecretSuffix = "-checksum"
-
 // wrong lists the server's ConfigMaps and Secrets and returns how many ConfigMaps lack a
 // Secret they control holding the checksum of their data, with an example.
 func (r *procsRun) wrong() (int, string) {
@@ -422,14 +400,14 @@ func (r *procsRun) wrong() (int, string) {
 		return -1, fmt.Sprintf("%d ConfigMaps, want %d", len(cms.Items), r.n)
 	}
 	for _, cm := range cms.Items {
-		s := byName[cm.Name+procsSecretSuffix]
+		s := byName[checksum.SecretName(cm.Name)]
 		var why string
 		switch {
 		case s == nil:
 			why = "no Secret"
 		case metav1.GetControllerOf(s) == nil || metav1.GetControllerOf(s).UID != cm.UID:
 			why = "Secret not controlled by it"
-		case string(s.Data["sha256"]) != checksumOf(cm.Data):
+		case string(s.Data["sha256"]) != checksum.Of(cm.Data):
 			why = "stale checksum"
 		default:
 			continue
@@ -462,7 +440,7 @@ func (r *procsRun) placed(members []string) bool {
 	}
 	for _, cm := range cms.Items {
 		want, _ := sharding.Assign(r.ns+"/"+cm.Name, members)
-		if cm.Labels[r.labels.Shard()] != want || cm.Labels[r.labels.Drain()] != "" || secretOwner[cm.Name+procsSecretSuffix] != want {
+		if cm.Labels[r.labels.Shard()] != want || cm.Labels[r.labels.Drain()] != "" || secretOwner[checksum.SecretName(cm.Name)] != want {
 			return false
 		}
 	}
@@ -694,7 +672,7 @@ func (r *procsRun) judge() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newShardAudit(writes, procsReplicas, procsSecretSuffix)
+	a := newShardAudit(writes, procsReplicas, checksum.SecretSuffix)
 	if r.selection == "hash" {
 		// The example keys a ConfigMap by its UID (and its Secret by its owner's UID).
 		a.hashPeriods(r.ring+"-sharder", func(cm string) (uint64, bool) {

@@ -15,8 +15,11 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
+// SecretSuffix ends the name of the Secret that holds a ConfigMap's checksum.
+const SecretSuffix = "-checksum"
+
 // SecretName returns the name of the Secret that holds cm's checksum.
-func SecretName(cm string) string { return cm + "-checksum" }
+func SecretName(cm string) string { return cm + SecretSuffix }
 
 // Of returns the hex SHA-256 of data, over its keys in order.
 func Of(data map[string]string) string {

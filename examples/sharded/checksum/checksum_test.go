@@ -11,6 +11,14 @@ import (
 
 func TestOf(t *testing.T) {
 	a := Of(map[string]string{"x": "1", "y": "2"})
+	// The SHA-256 of "x\x001\x00y\x002\x00": each key and value, in key order, followed by a
+	// zero byte.
+	if want := "8f942d5a870ba4ab759b1c623763d122f8c7a357cb80349e0c982a3d41b084ad"; a != want {
+		t.Fatalf("checksum of x=1,y=2 = %s, want %s", a, want)
+	}
+	if got, want := Of(nil), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"; got != want {
+		t.Fatalf("checksum of no data = %s, want %s (the SHA-256 of nothing)", got, want)
+	}
 	if a != Of(map[string]string{"y": "2", "x": "1"}) {
 		t.Fatal("checksum depends on map order")
 	}
