@@ -208,12 +208,7 @@ func (s *hashSim) check() {
 
 func (s *hashSim) heal() {
 	s.endFaults(s.join)
-	s.observeAll()
-	s.now = s.now.Add(simLease)
-	for range 10 {
-		s.renewLive()
-		s.fenceIfDue()
-		s.observeAll()
+	s.settle(func() {
 		for _, op := range s.ops {
 			s.land(op)
 		}
@@ -234,8 +229,7 @@ func (s *hashSim) heal() {
 			}
 			s.process(m)
 		}
-		s.now = s.now.Add(time.Second)
-	}
+	})
 	want := s.live()
 	if got := strings.Join(s.epoch.Members, ","); got != strings.Join(want, ",") && !sameSet(s.epoch.Members, want) {
 		s.t.Fatalf("after healing, epoch %s, want members %v", encodeEpoch(s.epoch), want)

@@ -213,13 +213,7 @@ func (s *sim) check() {
 // heal stops all faults and runs the protocol to quiescence.
 func (s *sim) heal() {
 	s.endFaults(s.join)
-	// The sharder sees every lease, then a lease duration passes: every lost member is gone.
-	s.observeAll()
-	s.now = s.now.Add(simLease)
-	for range 10 {
-		s.renewLive()
-		s.fenceIfDue()
-		s.observeAll()
+	s.settle(func() {
 		for _, op := range s.ops {
 			s.apply(op)
 		}
@@ -245,8 +239,7 @@ func (s *sim) heal() {
 				}
 			}
 		}
-		s.now = s.now.Add(time.Second)
-	}
+	})
 	snap := s.ring.Snapshot(s.now)
 	for _, k := range s.keys {
 		want, _ := snap.Owner(k)

@@ -262,15 +262,25 @@ func (s *simCluster[M]) endFaults(join func()) {
 	}
 }
 
-// renewLive renews the Lease of every member that runs and is not fenced (healing: no
-// partitions are left).
-func (s *simCluster[M]) renewLive() {
-	for _, m := range s.members {
-		p := m.proc()
-		if l := s.leases[p.name]; l != nil && p.alive && !p.fence.isClosed() {
-			l.renew++
-			p.lastRenew = s.now
+// settle is the rest of healing, after endFaults: the sharder sees every lease, then a lease
+// duration passes (every lost member is gone); then ten rounds a second apart, in each of which
+// the members that run and are not fenced renew their Leases, fences close where due, the
+// sharder sees every lease again and round takes the protocol's own steps.
+func (s *simCluster[M]) settle(round func()) {
+	s.observeAll()
+	s.now = s.now.Add(simLease)
+	for range 10 {
+		for _, m := range s.members {
+			p := m.proc()
+			if l := s.leases[p.name]; l != nil && p.alive && !p.fence.isClosed() {
+				l.renew++
+				p.lastRenew = s.now
+			}
 		}
+		s.fenceIfDue()
+		s.observeAll()
+		round()
+		s.now = s.now.Add(time.Second)
 	}
 }
 
