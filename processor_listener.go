@@ -397,7 +397,7 @@ func (p *processorListener) deliver(d delivery, backlog int) (ok bool) {
 		defer utilruntime.HandleCrashWithLogger(p.logger)
 	}
 	if backlog > initialBufferSize {
-		defer p.logIfSlow(p.clock.Now(), backlog)
+		defer p.logIfSlow(p.mono.now(), backlog)
 	}
 	// A compact store's initial list reaches the handlers encoded (see encodedItem).
 	n.obj = resolveListed(n.obj)
@@ -441,10 +441,10 @@ func (p *processorListener) reportContainedPanic(n notification, r interface{}) 
 
 // logIfSlow logs the "processorListener handler" trace of client-go when the handler call that
 // started at start took longer than slowHandlerThreshold. Unlike client-go, which builds a
-// utiltrace.Trace for every call made while the backlog is long, it costs one clock read
-// unless the call was slow, so a lagging handler is not slowed down further by allocations.
-func (p *processorListener) logIfSlow(start time.Time, backlog int) {
-	if took := p.clock.Since(start); took > slowHandlerThreshold {
+// utiltrace.Trace for every call made while the backlog is long, it costs a clock read
+// (monotonic) before and after the call, so a lagging handler is not slowed down further.
+func (p *processorListener) logIfSlow(start monoTime, backlog int) {
+	if took := time.Duration(p.mono.now() - start); took > slowHandlerThreshold {
 		p.logger.Info("Trace \"processorListener handler\" took longer than expected",
 			"handler", p.handlerName, "pendingNotifications", backlog, "totalTime", took)
 	}
