@@ -87,8 +87,6 @@ type processorListener struct {
 	closed  bool
 	running bool
 	stats   listenerStats
-	// added orders the listeners of a processor; set by addListener under the processor's lock.
-	added uint64
 
 	// requestedResyncPeriod is the period the handler asked for (after the 1s floor and, for a
 	// handler added to a running informer, the check-period floor). It never changes.

@@ -499,9 +499,9 @@ func TestSharedInformerInitialListIsOneRun(t *testing.T) {
 	}
 	var listener *processorListener
 	inf.processor.mu.RLock()
-	for l := range inf.processor.listeners {
-		if l.handler == blocked {
-			listener = l
+	for _, r := range inf.processor.listeners {
+		if r.listener.handler == blocked {
+			listener = r.listener
 		}
 	}
 	inf.processor.mu.RUnlock()

@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -15,9 +14,9 @@ import (
 
 // sharedProcessor fans the informer's notifications out to its listeners. Every listener gets
 // every add, delete and real update; a "sync" update (same resource version on both sides, from
-// a resync or a relist) goes only to the listeners whose flag in the listeners map is true.
-// The flag starts true and is recomputed only by shouldResync, so with resync off every
-// listener receives same-version updates, as in client-go.
+// a resync or a relist) goes only to the listeners whose syncing flag is true. The flag starts
+// true and is recomputed only by shouldResync, so with resync off every listener receives
+// same-version updates, as in client-go.
 //
 // Listeners added before run are started by run; listeners added later are started by
 // addListener, after their initial list is queued. Once run's context ends, every listener is
@@ -32,8 +31,10 @@ type sharedProcessor struct {
 
 	// mu guards listeners, started and stopped. distribute holds it for reading.
 	mu sync.RWMutex
-	// listeners maps each listener to whether it receives sync updates.
-	listeners map[*processorListener]bool
+	// listeners are the registered listeners in the order they were added (a slice, not a
+	// map: distribute walks it for every notification), each with whether it receives sync
+	// updates. Handlers are few; removing one is a linear search.
+	listeners []registeredListener
 	// started is true while run is running its listeners.
 	started bool
 	// stopped is true once run has closed its listeners; the processor cannot run again.
@@ -41,17 +42,30 @@ type sharedProcessor struct {
 	// upstreamSynced is true once markUpstreamSynced was called.
 	upstreamSynced bool
 
-	// added counts the listeners ever added; it orders them in handlerStatuses.
-	added uint64
-
 	// stamp is when the changes being distributed were applied, a monoTime; 0 while
 	// EnableInformerTiming is off. An atomic, so that dating a batch takes no lock.
 	stamp atomic.Int64
 }
 
+// registeredListener is a listener of a processor and whether it receives sync updates.
+type registeredListener struct {
+	listener *processorListener
+	syncing  bool
+}
+
 // newSharedProcessor returns an idle processor that reads time from clk.
 func newSharedProcessor(clk clock.Clock) *sharedProcessor {
-	return &sharedProcessor{clock: clk, mono: newMonoClock(clk), listeners: map[*processorListener]bool{}}
+	return &sharedProcessor{clock: clk, mono: newMonoClock(clk)}
+}
+
+// indexLocked returns the position of listener in listeners, -1 if it is not registered.
+func (p *sharedProcessor) indexLocked(listener *processorListener) int {
+	for i, r := range p.listeners {
+		if r.listener == listener {
+			return i
+		}
+	}
+	return -1
 }
 
 // addListener registers listener, queues an initial-list add for each of initialObjects, tells
@@ -65,9 +79,7 @@ func (p *sharedProcessor) addListener(listener *processorListener, initialObject
 	if p.stopped {
 		return false
 	}
-	p.listeners[listener] = true
-	p.added++
-	listener.added = p.added
+	p.listeners = append(p.listeners, registeredListener{listener: listener, syncing: true})
 	listener.mono = p.mono
 	listener.addRun(initialObjects, true, p.stampTime())
 	if p.upstreamSynced {
@@ -85,8 +97,8 @@ func (p *sharedProcessor) markUpstreamSynced() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.upstreamSynced = true
-	for listener := range p.listeners {
-		listener.syncTracker.UpstreamHasSynced()
+	for _, r := range p.listeners {
+		r.listener.syncTracker.UpstreamHasSynced()
 	}
 }
 
@@ -102,10 +114,11 @@ func (p *sharedProcessor) removeListener(handle ResourceEventHandlerRegistration
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, registered := p.listeners[listener]; !registered {
+	i := p.indexLocked(listener)
+	if i < 0 {
 		return nil
 	}
-	delete(p.listeners, listener)
+	p.listeners = slices.Delete(p.listeners, i, i+1)
 	listener.close()
 	return nil
 }
@@ -118,8 +131,7 @@ func (p *sharedProcessor) hasListener(handle ResourceEventHandlerRegistration) b
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	_, registered := p.listeners[listener]
-	return registered
+	return p.indexLocked(listener) >= 0
 }
 
 // distributeRun queues an add of each of objs, in order, for every listener, as distribute
@@ -129,8 +141,8 @@ func (p *sharedProcessor) distributeRun(objs []interface{}, isInInitialList bool
 	at := p.stampTime()
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for listener := range p.listeners {
-		listener.addRun(objs, isInInitialList, at)
+	for _, r := range p.listeners {
+		r.listener.addRun(objs, isInInitialList, at)
 	}
 }
 
@@ -140,9 +152,9 @@ func (p *sharedProcessor) distribute(n notification, sync bool) {
 	at := p.stampTime()
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for listener, syncing := range p.listeners {
-		if !sync || syncing {
-			listener.addAt(n, at)
+	for _, r := range p.listeners {
+		if !sync || r.syncing {
+			r.listener.addAt(n, at)
 		}
 	}
 }
@@ -155,8 +167,8 @@ func (p *sharedProcessor) run(ctx context.Context) {
 		p.mu.Unlock()
 		return
 	}
-	for listener := range p.listeners {
-		listener.start(&p.wg)
+	for _, r := range p.listeners {
+		r.listener.start(&p.wg)
 	}
 	p.started = true
 	p.mu.Unlock()
@@ -164,10 +176,10 @@ func (p *sharedProcessor) run(ctx context.Context) {
 	<-ctx.Done()
 
 	p.mu.Lock()
-	for listener := range p.listeners {
-		listener.close()
+	for _, r := range p.listeners {
+		r.listener.close()
 	}
-	p.listeners = map[*processorListener]bool{}
+	p.listeners = nil
 	p.started = false
 	p.stopped = true
 	p.mu.Unlock()
@@ -181,12 +193,12 @@ func (p *sharedProcessor) shouldResync() bool {
 	defer p.mu.Unlock()
 	now := p.clock.Now()
 	due := false
-	for listener := range p.listeners {
-		resync := listener.shouldResync(now)
-		p.listeners[listener] = resync
-		if resync {
+	for i := range p.listeners {
+		r := &p.listeners[i]
+		r.syncing = r.listener.shouldResync(now)
+		if r.syncing {
 			due = true
-			listener.determineNextResync(now)
+			r.listener.determineNextResync(now)
 		}
 	}
 	return due
@@ -196,8 +208,8 @@ func (p *sharedProcessor) shouldResync() bool {
 func (p *sharedProcessor) resyncCheckPeriodChanged(logger klog.Logger, resyncCheckPeriod time.Duration) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	for listener := range p.listeners {
-		listener.setResyncPeriod(determineResyncPeriod(logger, listener.requestedResyncPeriod, resyncCheckPeriod))
+	for _, r := range p.listeners {
+		r.listener.setResyncPeriod(determineResyncPeriod(logger, r.listener.requestedResyncPeriod, resyncCheckPeriod))
 	}
 }
 
@@ -234,11 +246,10 @@ func (p *sharedProcessor) stampTime() monoTime {
 func (p *sharedProcessor) handlerStatuses(now time.Time) []HandlerStatus {
 	p.mu.RLock()
 	listeners := make([]*processorListener, 0, len(p.listeners))
-	for l := range p.listeners {
-		listeners = append(listeners, l)
+	for _, r := range p.listeners {
+		listeners = append(listeners, r.listener)
 	}
 	p.mu.RUnlock()
-	slices.SortFunc(listeners, func(a, b *processorListener) int { return cmp.Compare(a.added, b.added) })
 	out := make([]HandlerStatus, 0, len(listeners))
 	seen := map[string]int{}
 	for _, l := range listeners {
