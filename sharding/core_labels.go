@@ -129,15 +129,21 @@ func (l Labels) actionPatch(a Action, rv string) (patch []byte, ok bool, err err
 }
 
 // acknowledgePatch returns the JSON patch by which member hands an object over: it tests that
-// the shard label is still member and the drain label is set, then removes both. A failed test
-// is answered 422 Unprocessable Entity, and nothing changes.
-func (l Labels) acknowledgePatch(member string) ([]byte, error) {
-	return json.Marshal([]map[string]string{
-		{"op": "test", "path": labelPointer(l.shard), "value": member},
-		{"op": "test", "path": labelPointer(l.drain), "value": drainValue},
-		{"op": "remove", "path": labelPointer(l.shard)},
-		{"op": "remove", "path": labelPointer(l.drain)},
-	})
+// the object's resourceVersion is still rv (unless rv is empty), the shard label is still
+// member and the drain label is set, then removes both labels. A failed test is answered 422
+// Unprocessable Entity, and nothing changes.
+func (l Labels) acknowledgePatch(member, rv string) ([]byte, error) {
+	var ops []map[string]string
+	if rv != "" {
+		ops = append(ops, map[string]string{"op": "test", "path": "/metadata/resourceVersion", "value": rv})
+	}
+	ops = append(ops,
+		map[string]string{"op": "test", "path": labelPointer(l.shard), "value": member},
+		map[string]string{"op": "test", "path": labelPointer(l.drain), "value": drainValue},
+		map[string]string{"op": "remove", "path": labelPointer(l.shard)},
+		map[string]string{"op": "remove", "path": labelPointer(l.drain)},
+	)
+	return json.Marshal(ops)
 }
 
 // labelPointer returns the JSON pointer (RFC 6901) of the label key.

@@ -74,7 +74,7 @@ func TestAcknowledgePatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := l.acknowledgePatch("m1")
+	body, err := l.acknowledgePatch("m1", "42")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +84,7 @@ func TestAcknowledgePatch(t *testing.T) {
 	}
 	// The label keys contain '/', which a JSON pointer escapes as "~1".
 	want := []map[string]string{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": "42"},
 		{"op": "test", "path": "/metadata/labels/shard.sharding.kcache.dev~1my-ring", "value": "m1"},
 		{"op": "test", "path": "/metadata/labels/drain.sharding.kcache.dev~1my-ring", "value": "true"},
 		{"op": "remove", "path": "/metadata/labels/shard.sharding.kcache.dev~1my-ring"},
@@ -91,6 +92,17 @@ func TestAcknowledgePatch(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("acknowledgePatch = %s, want %v", body, want)
+	}
+	// Without a resourceVersion only the labels are tested.
+	if body, err = l.acknowledgePatch("m1", ""); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want[1:]) {
+		t.Fatalf("acknowledgePatch without a resourceVersion = %s, want %v", body, want[1:])
 	}
 	if p := labelPointer("a~b/c"); p != "/metadata/labels/a~0b~1c" {
 		t.Fatalf("labelPointer(a~b/c) = %q", p)

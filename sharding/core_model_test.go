@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,16 +20,19 @@ import (
 // members at once. At the end it heals the cluster and checks that every object reaches the
 // member Assign names, with no drain mark left.
 
+// simEvent is a copy of an object on its way to a member's cache: its state and its
+// resourceVersion.
 type simEvent struct {
 	key string
 	st  State
+	rv  int
 }
 
 // simMember is a member process with its informer's cache (the objects labelled for it), the
 // events on their way to that cache, and its gate.
 type simMember struct {
 	simProc
-	cache   map[string]State
+	cache   map[string]simEvent
 	pending []simEvent
 	gate    *Gate
 }
@@ -41,12 +45,14 @@ type simOp struct {
 	action Action
 }
 
-// sim is the simulated cluster of the label mode: the server also holds every object's State.
+// sim is the simulated cluster of the label mode: the server also holds every object's State
+// and resourceVersion.
 type sim struct {
 	simCluster[*simMember]
-	labels  Labels
-	objects map[string]State
-	ops     []simOp
+	labels   Labels
+	objects  map[string]State
+	versions map[string]int
+	ops      []simOp
 }
 
 func newSim(t *testing.T, seed uint64, nObjects, nMembers int) *sim {
@@ -55,7 +61,7 @@ func newSim(t *testing.T, seed uint64, nObjects, nMembers int) *sim {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	s := &sim{simCluster: newSimCluster[*simMember](t, rng, nObjects, 60), labels: l, objects: map[string]State{}}
+	s := &sim{simCluster: newSimCluster[*simMember](t, rng, nObjects, 60), labels: l, objects: map[string]State{}, versions: map[string]int{}}
 	for _, k := range s.keys {
 		s.objects[k] = State{}
 	}
@@ -69,30 +75,31 @@ func newSim(t *testing.T, seed uint64, nObjects, nMembers int) *sim {
 func (s *sim) write(key string, st State) {
 	s.logf("server: %s %+v -> %+v", key, s.objects[key], st)
 	s.objects[key] = st
+	s.versions[key]++
 	for _, m := range s.members {
 		if m.alive {
-			m.pending = append(m.pending, simEvent{key, st})
+			m.pending = append(m.pending, simEvent{key, st, s.versions[key]})
 		}
 	}
 }
 
 func (s *sim) join() {
-	m := &simMember{simProc: s.newProc(), cache: map[string]State{}}
+	m := &simMember{simProc: s.newProc(), cache: map[string]simEvent{}}
 	name := m.name
 	lookup := func(key string) (interface{}, bool, error) {
-		st, ok := m.cache[key]
+		c, ok := m.cache[key]
 		if !ok {
 			return nil, false, nil
 		}
 		ns, n := splitKey(key)
-		return &metav1.ObjectMeta{Namespace: ns, Name: n, Labels: labelsOf(s.labels, st)}, true, nil
+		return &metav1.ObjectMeta{Namespace: ns, Name: n, Labels: labelsOf(s.labels, c.st), ResourceVersion: strconv.Itoa(c.rv)}, true, nil
 	}
-	ack := func(_ context.Context, ns, n, member string) error {
+	ack := func(_ context.Context, ns, n, member, rv string) error {
 		if m.partitioned || !m.alive {
 			return errors.New("unreachable")
 		}
 		key := ns + "/" + n
-		if s.objects[key] != (State{Shard: member, Draining: true}) {
+		if s.objects[key] != (State{Shard: member, Draining: true}) || strconv.Itoa(s.versions[key]) != rv {
 			return errStateChanged
 		}
 		s.write(key, State{})
@@ -100,6 +107,15 @@ func (s *sim) join() {
 	}
 	m.gate = newGate(s.labels, name, lookup, ack, m.fence)
 	s.members = append(s.members, m)
+}
+
+// receive puts a copy into m's informer cache, which holds the objects labelled for m.
+func (m *simMember) receive(ev simEvent) {
+	if ev.st.Shard == m.name {
+		m.cache[ev.key] = ev
+	} else {
+		delete(m.cache, ev.key)
+	}
 }
 
 func splitKey(k string) (string, string) {
@@ -150,12 +166,8 @@ func (s *sim) step() {
 		if len(m.pending) > 0 {
 			ev := m.pending[0]
 			m.pending = m.pending[1:]
-			s.logf("%s: cache gets %s %+v", m.name, ev.key, ev.st)
-			if ev.st.Shard == m.name {
-				m.cache[ev.key] = ev.st
-			} else {
-				delete(m.cache, ev.key)
-			}
+			s.logf("%s: cache gets %s %+v rv %d", m.name, ev.key, ev.st, ev.rv)
+			m.receive(ev)
 		}
 	case r < 880: // a worker processes a key
 		m := s.randomMember()
@@ -224,11 +236,7 @@ func (s *sim) heal() {
 		}
 		for _, m := range s.members {
 			for _, ev := range m.pending {
-				if ev.st.Shard == m.name {
-					m.cache[ev.key] = ev.st
-				} else {
-					delete(m.cache, ev.key)
-				}
+				m.receive(ev)
 			}
 			m.pending = nil
 			if m.alive {

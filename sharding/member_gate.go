@@ -19,7 +19,8 @@ var (
 	ErrNotAssigned = errors.New("sharding: object not assigned to this member")
 	// ErrHandedOver is returned when the call acknowledged a drain: the in-flight reconciles of
 	// the key had ended, the member cleared the object's shard and drain labels, and will not
-	// reconcile it again unless it is assigned here anew. The caller forgets the key.
+	// reconcile it again unless it is assigned here anew (or drained again: a later drain
+	// mark is acknowledged anew). The caller forgets the key.
 	ErrHandedOver = errors.New("sharding: object handed over")
 	// ErrBusy is returned when the object is draining but a reconcile of the key is still in
 	// flight in another worker or controller sharing the gate; the caller requeues the key
@@ -42,13 +43,15 @@ func Skipped(err error) bool {
 type Lookup func(key string) (obj interface{}, exists bool, err error)
 
 // Acknowledger clears the shard and drain labels of one object, but only if its shard label
-// is member and its drain label is set (a conditional patch). It returns nil when it cleared
-// them, and an error wrapping errStateChanged when the labels were not as expected or the
-// object is gone.
-type Acknowledger func(ctx context.Context, namespace, name, member string) error
+// is member, its drain label is set and its resourceVersion is resourceVersion, the version of
+// the draining copy the member saw (a conditional patch; an empty resourceVersion is not
+// tested). It returns nil when it cleared them, and an error wrapping errStateChanged when the
+// object was not as expected or is gone.
+type Acknowledger func(ctx context.Context, namespace, name, member, resourceVersion string) error
 
 // errStateChanged is wrapped by an Acknowledger's error when the object's labels were not the
-// ones the acknowledgement was conditioned on (or it no longer exists).
+// ones the acknowledgement was conditioned on, or its resourceVersion changed (or it no longer
+// exists).
 var errStateChanged = errors.New("sharding: object's shard labels changed")
 
 // Gate stands between a workqueue and a reconcile for one sharded resource of one member: it
@@ -56,7 +59,11 @@ var errStateChanged = errors.New("sharding: object's shard labels changed")
 // reconcile of the key is in flight. Because a workqueue never hands a key to two workers at
 // once, a drain mark that arrives during a reconcile is acknowledged when the key is next
 // processed, after that reconcile ended — never during it — and the member never reconciles
-// the key afterwards unless the object is assigned to it again.
+// the key afterwards unless the object is assigned to it again. The acknowledgement is
+// conditioned on the resourceVersion of the draining copy the gate saw, so it never applies to
+// a later drain than the one seen, and the gate remembers which copy it acknowledged, not
+// merely that it did: a later drain mark on a newer copy is acknowledged in its turn even when
+// the cache never showed the gate the assignment in between.
 //
 // With SelectByHash the gate lets a reconcile run only while the object's shard key hashes
 // into a range the member reconciles (its ranges in the ring's current epoch, once every
@@ -81,14 +88,15 @@ type Gate struct {
 	mu sync.Mutex
 	// inflight counts the running reconciles of each key.
 	inflight map[string]int
-	// handedOver holds the keys acknowledged whose draining copy may still be in the cache.
-	handedOver map[string]bool
+	// handedOver holds, for each key acknowledged (or being acknowledged) whose draining copy
+	// may still be in the cache, that copy's resourceVersion.
+	handedOver map[string]string
 }
 
 // newGate returns a gate of member for the resource whose cache lookup reads.
 func newGate(l Labels, member string, lookup Lookup, ack Acknowledger, f *fence) *Gate {
 	return &Gate{labels: l, member: member, lookup: lookup, ack: ack, fence: f,
-		inflight: map[string]int{}, handedOver: map[string]bool{}}
+		inflight: map[string]int{}, handedOver: map[string]string{}}
 }
 
 // Do runs reconcile for key if the member owns the object, and returns its error; otherwise it
@@ -111,7 +119,9 @@ func (g *Gate) Do(ctx context.Context, key string, reconcile func(ctx context.Co
 //   - the object is not cached, or assigned elsewhere, or handed over, or (SelectByHash) its
 //     key's hash is outside the ranges the member reconciles now: ErrNotAssigned;
 //   - it is draining and no reconcile of key is in flight: Begin acknowledges (clears the
-//     labels) and returns ErrHandedOver, or the acknowledgement's error to retry later;
+//     labels) and returns ErrHandedOver, or the acknowledgement's error to retry later — also
+//     when the object changed since the cached copy, which is acknowledged once it is cached;
+//     a draining copy already acknowledged gives ErrNotAssigned;
 //   - it is draining and a reconcile is in flight: ErrBusy;
 //   - the member is fenced: ErrFenced.
 func (g *Gate) Begin(ctx context.Context, key string) (context.Context, func(), error) {
@@ -137,13 +147,13 @@ func (g *Gate) Begin(ctx context.Context, key string) (context.Context, func(), 
 		return nil, nil, ErrNotAssigned
 	}
 	if draining {
-		return nil, nil, g.acknowledge(ctx, key, m.GetNamespace(), m.GetName())
+		return nil, nil, g.acknowledge(ctx, key, m.GetNamespace(), m.GetName(), m.GetResourceVersion())
 	}
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	// The cache moves forward only, and this member acknowledged after seeing the drain mark,
-	// so an undrained copy assigned here is a new assignment.
+	// The cache moves forward only, and this member acknowledged only the very copy it saw
+	// draining, so an undrained copy assigned here is a new assignment.
 	delete(g.handedOver, key)
 	if !g.fence.enter() {
 		return nil, nil, ErrFenced
@@ -185,10 +195,14 @@ func (g *Gate) beginHashed(ctx context.Context, m metav1.Object) (context.Contex
 	}, nil
 }
 
-// acknowledge hands key over if no reconcile of it is in flight.
-func (g *Gate) acknowledge(ctx context.Context, key, namespace, name string) error {
+// acknowledge hands key over if no reconcile of it is in flight; rv is the resourceVersion of
+// the draining copy in the cache.
+func (g *Gate) acknowledge(ctx context.Context, key, namespace, name, rv string) error {
 	g.mu.Lock()
-	if g.handedOver[key] {
+	if acked, ok := g.handedOver[key]; ok && acked == rv {
+		// This copy's drain is acknowledged, or being acknowledged by another worker. A
+		// different copy is a later one (the cache moves forward): the object was assigned
+		// here and drained again, and that drain is acknowledged below.
 		g.mu.Unlock()
 		return ErrNotAssigned
 	}
@@ -201,18 +215,21 @@ func (g *Gate) acknowledge(ctx context.Context, key, namespace, name string) err
 		return ErrFenced
 	}
 	// Marked before the patch is sent, so no reconcile of key starts while it is in flight.
-	g.handedOver[key] = true
+	g.handedOver[key] = rv
 	g.mu.Unlock()
 	defer g.fence.exit()
 
-	err := g.ack(ctx, namespace, name, g.member)
-	if err == nil || errors.Is(err, errStateChanged) {
-		// Changed means someone else moved it (this member was gone) or an earlier attempt of
-		// ours landed: either way it is not ours to reconcile.
+	err := g.ack(ctx, namespace, name, g.member, rv)
+	if err == nil {
 		return ErrHandedOver
 	}
+	// Not acknowledged. If the object changed since the cached copy (someone else moved it
+	// because this member was gone, an earlier attempt of ours landed, or it was written to
+	// while draining), the cache brings the newer copy and a retry decides on it.
 	g.mu.Lock()
-	delete(g.handedOver, key)
+	if g.handedOver[key] == rv {
+		delete(g.handedOver, key)
+	}
 	g.mu.Unlock()
 	return fmt.Errorf("sharding: acknowledging the drain of %q: %w", key, err)
 }

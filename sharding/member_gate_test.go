@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -15,9 +17,11 @@ type gateFixture struct {
 	labels Labels
 	fence  *fence
 	gate   *Gate
-	// mu guards cache, acks and ackErr.
-	mu     sync.Mutex
-	cache  map[string]interface{}
+	// mu guards cache, rv, acks and ackErr.
+	mu    sync.Mutex
+	cache map[string]interface{}
+	// rv is the resourceVersion of the last copy put in the cache.
+	rv     int
 	acks   []string
 	ackErr error
 }
@@ -39,10 +43,10 @@ func newGateFixture(t *testing.T) *gateFixture {
 		o, ok := fx.cache[key]
 		return o, ok, nil
 	}
-	ack := func(_ context.Context, ns, name, member string) error {
+	ack := func(_ context.Context, ns, name, member, rv string) error {
 		fx.mu.Lock()
 		defer fx.mu.Unlock()
-		fx.acks = append(fx.acks, ns+"/"+name+"@"+member)
+		fx.acks = append(fx.acks, ns+"/"+name+"@"+member+" rv "+rv)
 		return fx.ackErr
 	}
 	fx.gate = newGate(l, "me", lookup, ack, fx.fence)
@@ -60,7 +64,8 @@ func (fx *gateFixture) put(key, shard string, draining bool) {
 		lbls[fx.labels.Drain()] = drainValue
 	}
 	ns, name := splitKey(key)
-	fx.cache[key] = &metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls}
+	fx.rv++
+	fx.cache[key] = &metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbls, ResourceVersion: strconv.Itoa(fx.rv)}
 }
 
 func (fx *gateFixture) remove(key string) {
@@ -73,6 +78,18 @@ func (fx *gateFixture) ackCount() int {
 	fx.mu.Lock()
 	defer fx.mu.Unlock()
 	return len(fx.acks)
+}
+
+func (fx *gateFixture) ackLog() []string {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	return append([]string(nil), fx.acks...)
+}
+
+func (fx *gateFixture) setAckErr(err error) {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	fx.ackErr = err
 }
 
 // do runs the gate for key with a reconcile that records whether it ran.
@@ -97,10 +114,10 @@ func TestGateDecisions(t *testing.T) {
 		{"not cached is not ours", func(fx *gateFixture) {}, "ns/a", false, ErrNotAssigned, 0},
 		{"cached for another member is not ours", func(fx *gateFixture) { fx.put("ns/a", "other", false) }, "ns/a", false, ErrNotAssigned, 0},
 		{"draining is acknowledged", func(fx *gateFixture) { fx.put("ns/a", "me", true) }, "ns/a", false, ErrHandedOver, 1},
-		{"an acknowledgement whose condition failed still hands over", func(fx *gateFixture) {
+		{"an acknowledgement whose condition failed is retried", func(fx *gateFixture) {
 			fx.put("ns/a", "me", true)
 			fx.ackErr = fmt.Errorf("test op failed: %w", errStateChanged)
-		}, "ns/a", false, ErrHandedOver, 1},
+		}, "ns/a", false, errStateChanged, 1},
 		{"a fenced member reconciles nothing", func(fx *gateFixture) {
 			fx.put("ns/a", "me", false)
 			fx.fence.close()
@@ -117,6 +134,9 @@ func TestGateDecisions(t *testing.T) {
 			ran, err := fx.do(tc.key)
 			if ran != tc.wantRan || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil && err != nil) {
 				t.Fatalf("Do ran %v with %v; want ran %v with %v", ran, err, tc.wantRan, tc.wantErr)
+			}
+			if Skipped(err) != Skipped(tc.wantErr) {
+				t.Fatalf("Skipped(%v) = %v, want %v", err, Skipped(err), Skipped(tc.wantErr))
 			}
 			if got := fx.ackCount(); got != tc.wantAcks {
 				t.Fatalf("%d acknowledgements, want %d", got, tc.wantAcks)
@@ -179,6 +199,63 @@ func TestGateHandOverSequence(t *testing.T) {
 	fx.put("ns/a", "me", false)
 	if ran, err := fx.do("ns/a"); !ran || err != nil {
 		t.Fatalf("reassigned here: ran=%v err=%v", ran, err)
+	}
+}
+
+// TestGateAcknowledgesEachDrain: the object is drained, acknowledged, assigned here again and
+// drained again, and the cache — like a workqueue coalescing the key's events — shows the gate
+// only the first and the last draining copies. The second drain is acknowledged too, or the
+// sharder would wait for it forever.
+func TestGateAcknowledgesEachDrain(t *testing.T) {
+	fx := newGateFixture(t)
+	fx.put("ns/a", "me", true) // rv 1
+	if _, err := fx.do("ns/a"); !errors.Is(err, ErrHandedOver) {
+		t.Fatalf("first drain: %v, want ErrHandedOver", err)
+	}
+	// The first drain's copy again (the acknowledgement's event has not arrived): skipped.
+	if ran, err := fx.do("ns/a"); ran || !errors.Is(err, ErrNotAssigned) {
+		t.Fatalf("acknowledged copy: ran=%v err=%v, want ErrNotAssigned", ran, err)
+	}
+	// Server: labels cleared (rv 2), assigned here (rv 3), drained (rv 4); the cache goes from
+	// rv 1 to rv 4 before the gate is asked about the key.
+	fx.mu.Lock()
+	fx.rv = 3
+	fx.mu.Unlock()
+	fx.put("ns/a", "me", true) // rv 4
+	if ran, err := fx.do("ns/a"); ran || !errors.Is(err, ErrHandedOver) {
+		t.Fatalf("second drain: ran=%v err=%v, want ErrHandedOver", ran, err)
+	}
+	want := []string{"ns/a@me rv 1", "ns/a@me rv 4"}
+	if got := fx.ackLog(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("acknowledgements %q, want %q", got, want)
+	}
+	if ran, err := fx.do("ns/a"); ran || !errors.Is(err, ErrNotAssigned) {
+		t.Fatalf("second acknowledged copy: ran=%v err=%v, want ErrNotAssigned", ran, err)
+	}
+}
+
+// TestGateStaleDrainCopy: after an acknowledgement, the cache may still bring an older copy of
+// the same drain (the object was written to while draining). Its acknowledgement is
+// conditioned on that copy's resourceVersion, so it fails on the server; the gate neither
+// reconciles nor forgets the key, and a newer copy assigned here runs.
+func TestGateStaleDrainCopy(t *testing.T) {
+	fx := newGateFixture(t)
+	fx.put("ns/a", "me", true) // rv 1
+	if _, err := fx.do("ns/a"); !errors.Is(err, ErrHandedOver) {
+		t.Fatalf("drain: %v, want ErrHandedOver", err)
+	}
+	fx.put("ns/a", "me", true) // rv 2: written before the acknowledgement landed
+	fx.setAckErr(fmt.Errorf("test op failed: %w", errStateChanged))
+	ran, err := fx.do("ns/a")
+	if ran || !errors.Is(err, errStateChanged) || Skipped(err) {
+		t.Fatalf("stale draining copy: ran=%v err=%v, want the acknowledgement's error to retry", ran, err)
+	}
+	if got, want := fx.ackLog(), []string{"ns/a@me rv 1", "ns/a@me rv 2"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("acknowledgements %q, want %q", got, want)
+	}
+	fx.put("ns/a", "me", false) // assigned here anew
+	if ran, err := fx.do("ns/a"); !ran || err != nil {
+		t.Fatalf("assigned here anew: ran=%v err=%v", ran, err)
 	}
 }
 

@@ -108,10 +108,11 @@ func (s *Shard) Gate(resource schema.GroupVersionResource, lookup Lookup) *Gate 
 }
 
 // acknowledger clears an object's shard and drain labels with a JSON patch that first tests
-// both, so it applies only while the object is still assigned to the member and draining.
+// them and the resourceVersion, so it applies only while the object is still the draining copy
+// the member saw.
 func (s *Shard) acknowledger(resource schema.GroupVersionResource) Acknowledger {
-	return func(ctx context.Context, namespace, name, member string) error {
-		patch, err := s.labels.acknowledgePatch(member)
+	return func(ctx context.Context, namespace, name, member, rv string) error {
+		patch, err := s.labels.acknowledgePatch(member, rv)
 		if err != nil {
 			return err
 		}
