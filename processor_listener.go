@@ -83,10 +83,10 @@ type processorListener struct {
 
 	// mu guards pending, closed, running and stats (see listenerStats).
 	mu      sync.Mutex
+	stats   listenerStats // next to mu: both are touched at every push and pop
 	pending notificationBuffer
 	closed  bool
 	running bool
-	stats   listenerStats
 
 	// requestedResyncPeriod is the period the handler asked for (after the 1s floor and, for a
 	// handler added to a running informer, the check-period floor). It never changes.

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -106,7 +107,6 @@ type lagMark struct {
 type lagMarks struct {
 	buf     [maxLagMarks]lagMark
 	head, n int
-	newest  monoTime // the time of the newest mark, if n > 0
 }
 
 func (m *lagMarks) at(i int) *lagMark { return &m.buf[(m.head+i)%maxLagMarks] }
@@ -121,7 +121,12 @@ type listenerStats struct {
 	// coalescedSeen is the buffer's coalescedAway when consumed was last updated.
 	coalescedSeen uint64
 	// marks date the queued notifications while EnableInformerTiming is on; nil before.
-	marks *lagMarks
+	// newest is the time of the newest mark (0 while there is none) and nextSeq the seq of the
+	// second oldest (the first a pop can retire; MaxUint64 while there is none): copies, so
+	// that the checks made for every notification stay on the listener's own cache lines.
+	marks   *lagMarks
+	newest  monoTime
+	nextSeq uint64
 
 	// initialCalls counts the handler calls of the initial list, apart from processed: each is
 	// counted before the sync tracker learns of it, without the listener's mu, so that a
@@ -137,7 +142,7 @@ type listenerStats struct {
 // number of deliveries waiting before them. The listener counts what it queues in pushed
 // itself.
 func (s *listenerStats) markLocked(at monoTime, pending int, coalescedAway uint64) {
-	if m := s.marks; m != nil && m.n > 0 && time.Duration(at-m.newest) < lagResolution {
+	if s.newest != 0 && time.Duration(at-s.newest) < lagResolution {
 		return
 	}
 	s.addMarkLocked(at, pending, coalescedAway)
@@ -154,6 +159,7 @@ func (s *listenerStats) addMarkLocked(at monoTime, pending int, coalescedAway ui
 		s.marks = &lagMarks{}
 		s.consumed = s.pushed - uint64(pending)
 		s.coalescedSeen = coalescedAway
+		s.nextSeq = math.MaxUint64
 	}
 	m := s.marks
 	if m.n == maxLagMarks {
@@ -161,7 +167,10 @@ func (s *listenerStats) addMarkLocked(at monoTime, pending int, coalescedAway ui
 	}
 	*m.at(m.n) = lagMark{seq: s.pushed, at: at}
 	m.n++
-	m.newest = at
+	s.newest = at
+	if m.n == 2 {
+		s.nextSeq = m.at(1).seq
+	}
 }
 
 // poppedLocked records a pop: called says the handler is called for it; coalescedAway is the
@@ -175,20 +184,29 @@ func (s *listenerStats) poppedLocked(called bool, coalescedAway uint64) {
 	if called {
 		s.consumed++
 	}
+	if s.consumed >= s.nextSeq {
+		s.retireMarksLocked()
+	}
+}
+
+// retireMarksLocked drops the marks that no waiting notification needs any more: all but the
+// last of those at or before consumed.
+func (s *listenerStats) retireMarksLocked() {
 	m := s.marks
 	for m.n > 1 && m.at(1).seq <= s.consumed {
 		m.head = (m.head + 1) % maxLagMarks
 		m.n--
+	}
+	s.nextSeq = math.MaxUint64
+	if m.n > 1 {
+		s.nextSeq = m.at(1).seq
 	}
 }
 
 // newestDateLocked returns the newest mark's time (no later than now, read without the
 // clock), 0 if none was dated.
 func (s *listenerStats) newestDateLocked() monoTime {
-	if s.marks == nil || s.marks.n == 0 {
-		return 0
-	}
-	return s.marks.newest
+	return s.newest
 }
 
 // lagLocked returns the age at now of the oldest notification waiting, 0 if none waits or
