@@ -93,10 +93,12 @@ func (c *controller) handler() cache.TypedResourceEventHandler[*Widget] {
 			}
 			c.mu.Unlock()
 			c.out.logf("handler", "update %s: size %d -> %d (rv %s)", describe(older), older.Size, newer.Size, newer.ResourceVersion)
-			c.queue.Add(cache.MetaObjectToName(newer))
-			// Counted once enqueued: the -priority restart opens the workers' gate when it has
-			// seen its changes counted, and the change must be in the queue by then.
+			// Enqueued and counted under one lock: the -priority restart opens the workers'
+			// gate when it has seen its changes counted, so the change must be in the queue by
+			// then; and the summary, read under the lock once the change is reconciled, must
+			// see it counted.
 			c.mu.Lock()
+			c.queue.Add(cache.MetaObjectToName(newer))
 			c.counts.updates++
 			c.mu.Unlock()
 		},
